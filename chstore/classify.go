@@ -1,0 +1,62 @@
+package chstore
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/kwhouse/kwhouse"
+)
+
+// Server exception codes that mean "try again later" rather than "this query is wrong".
+var retryableCodes = map[int32]bool{
+	159: true, // TIMEOUT_EXCEEDED
+	202: true, // TOO_MANY_SIMULTANEOUS_QUERIES
+	209: true, // SOCKET_TIMEOUT
+	210: true, // NETWORK_ERROR
+	241: true, // MEMORY_LIMIT_EXCEEDED
+	252: true, // TOO_MANY_PARTS
+}
+
+// Classify wraps err as kwhouse's Unavailable when ClickHouse could not be reached or asks
+// for a retry, so the API answers 503; anything else (a bad query, a bad value) stays an
+// internal error.
+func Classify(err error) error {
+	if err == nil || kwhouse.AsError(err) != nil {
+		return err
+	}
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		if retryableCodes[ex.Code] {
+			return kwhouse.Unavailable("ClickHouse", err)
+		}
+		return err
+	}
+	if connectionFailure(err) {
+		return kwhouse.Unavailable("ClickHouse", err)
+	}
+	return err
+}
+
+func connectionFailure(err error) bool {
+	var netErr net.Error
+	switch {
+	case errors.As(err, &netErr),
+		errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE),
+		errors.Is(err, driver.ErrBadConn),
+		errors.Is(err, net.ErrClosed),
+		errors.Is(err, clickhouse.ErrAcquireConnTimeout),
+		errors.Is(err, context.DeadlineExceeded):
+		return true
+	}
+	return false
+}

@@ -1,0 +1,135 @@
+// Package config loads kwhouse's settings: defaults, an optional kwhouse.yaml, KWHOUSE_*
+// environment variables and command-line flags, in rising order of precedence.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+)
+
+// Config is the whole settings tree. Every field has a default in SetDefaults.
+type Config struct {
+	HTTP       HTTP       `mapstructure:"http"`
+	ClickHouse ClickHouse `mapstructure:"clickhouse"`
+	Redis      Redis      `mapstructure:"redis"`
+	Auth       Auth       `mapstructure:"auth"`
+	Ingest     Ingest     `mapstructure:"ingest"`
+	Log        Log        `mapstructure:"log"`
+}
+
+// HTTP configures the API server.
+type HTTP struct {
+	Addr            string        `mapstructure:"addr"`
+	MaxBodyBytes    int64         `mapstructure:"max_body_bytes"`
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+}
+
+// ClickHouse configures the system of record.
+type ClickHouse struct {
+	Addr     string `mapstructure:"addr"`
+	Database string `mapstructure:"database"`
+	Username string `mapstructure:"username"`
+	Password string `mapstructure:"password"`
+	// Cluster, when set, makes migrations create the cluster form of the schema
+	// (ON CLUSTER, Replicated engines, Distributed records table).
+	Cluster          string        `mapstructure:"cluster"`
+	DialTimeout      time.Duration `mapstructure:"dial_timeout"`
+	MaxOpenConns     int           `mapstructure:"max_open_conns"`
+	MaxExecutionTime time.Duration `mapstructure:"max_execution_time"`
+	MaxMemoryUsage   int64         `mapstructure:"max_memory_usage"`
+}
+
+// Redis configures the cache and coordination store.
+type Redis struct {
+	Addr     string        `mapstructure:"addr"`
+	Password string        `mapstructure:"password"`
+	DB       int           `mapstructure:"db"`
+	Timeout  time.Duration `mapstructure:"timeout"`
+	CacheTTL time.Duration `mapstructure:"cache_ttl"`
+}
+
+// Auth configures bearer tokens.
+type Auth struct {
+	JWTSecret string        `mapstructure:"jwt_secret"`
+	TokenTTL  time.Duration `mapstructure:"token_ttl"`
+}
+
+// Ingest configures the meter record write path.
+type Ingest struct {
+	MaxRecordsPerRequest int   `mapstructure:"max_records_per_request"`
+	MaxBodyBytes         int64 `mapstructure:"max_body_bytes"`
+}
+
+// Log configures structured logging.
+type Log struct {
+	Level  string `mapstructure:"level"`
+	Format string `mapstructure:"format"`
+}
+
+// SetDefaults registers every default on v; it is the one place defaults live.
+func SetDefaults(v *viper.Viper) {
+	v.SetDefault("http.addr", ":8080")
+	v.SetDefault("http.max_body_bytes", 1<<20)
+	v.SetDefault("http.shutdown_timeout", 15*time.Second)
+	v.SetDefault("clickhouse.addr", "127.0.0.1:9000")
+	v.SetDefault("clickhouse.database", "kwhouse")
+	v.SetDefault("clickhouse.username", "default")
+	v.SetDefault("clickhouse.password", "")
+	v.SetDefault("clickhouse.cluster", "")
+	v.SetDefault("clickhouse.dial_timeout", 2*time.Second)
+	v.SetDefault("clickhouse.max_open_conns", 32)
+	v.SetDefault("clickhouse.max_execution_time", 30*time.Second)
+	v.SetDefault("clickhouse.max_memory_usage", int64(4)<<30)
+	v.SetDefault("redis.addr", "127.0.0.1:6379")
+	v.SetDefault("redis.password", "")
+	v.SetDefault("redis.db", 0)
+	v.SetDefault("redis.timeout", 200*time.Millisecond)
+	v.SetDefault("redis.cache_ttl", 10*time.Minute)
+	v.SetDefault("auth.jwt_secret", "")
+	v.SetDefault("auth.token_ttl", time.Hour)
+	v.SetDefault("ingest.max_records_per_request", 10000)
+	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
+	v.SetDefault("log.level", "info")
+	v.SetDefault("log.format", "json")
+}
+
+// New returns a viper instance with defaults, the KWHOUSE_ environment prefix and
+// kwhouse.yaml (current directory or /etc/kwhouse) as an optional file.
+func New() *viper.Viper {
+	v := viper.New()
+	SetDefaults(v)
+	v.SetEnvPrefix("KWHOUSE")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	v.SetConfigName("kwhouse")
+	v.SetConfigType("yaml")
+	v.AddConfigPath(".")
+	v.AddConfigPath("/etc/kwhouse")
+	return v
+}
+
+// Load reads the optional config file (or the one named by file) and decodes v into a
+// validated Config.
+func Load(v *viper.Viper, file string) (*Config, error) {
+	if file != "" {
+		v.SetConfigFile(file)
+	}
+	if err := v.ReadInConfig(); err != nil {
+		var notFound viper.ConfigFileNotFoundError
+		if file != "" || !errors.As(err, &notFound) {
+			return nil, fmt.Errorf("read config: %w", err)
+		}
+	}
+	var c Config
+	if err := v.Unmarshal(&c); err != nil {
+		return nil, fmt.Errorf("decode config: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}

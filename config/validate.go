@@ -1,0 +1,92 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+)
+
+// FieldError names the config key that holds a bad value.
+type FieldError struct {
+	Key    string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	env := "KWHOUSE_" + strings.ToUpper(strings.ReplaceAll(e.Key, ".", "_"))
+	return fmt.Sprintf("config %s (%s): %s", e.Key, env, e.Reason)
+}
+
+// Validate reports every bad value, each naming its key.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(key, format string, args ...any) {
+		errs = append(errs, &FieldError{Key: key, Reason: fmt.Sprintf(format, args...)})
+	}
+	checkAddr := func(key, addr string) {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			add(key, "want host:port, got %q", addr)
+		}
+	}
+	checkAddr("http.addr", c.HTTP.Addr)
+	checkAddr("clickhouse.addr", c.ClickHouse.Addr)
+	checkAddr("redis.addr", c.Redis.Addr)
+	if c.HTTP.MaxBodyBytes < 1024 {
+		add("http.max_body_bytes", "must be at least 1024, got %d", c.HTTP.MaxBodyBytes)
+	}
+	if !validIdentifier(c.ClickHouse.Database) {
+		add("clickhouse.database", "must be letters, digits and underscores, got %q", c.ClickHouse.Database)
+	}
+	if c.ClickHouse.Cluster != "" && !validIdentifier(c.ClickHouse.Cluster) {
+		add("clickhouse.cluster", "must be letters, digits and underscores, got %q", c.ClickHouse.Cluster)
+	}
+	if c.ClickHouse.DialTimeout <= 0 {
+		add("clickhouse.dial_timeout", "must be positive")
+	}
+	if c.ClickHouse.MaxOpenConns < 1 {
+		add("clickhouse.max_open_conns", "must be at least 1")
+	}
+	if c.ClickHouse.MaxExecutionTime < 1e9 {
+		add("clickhouse.max_execution_time", "must be at least 1s")
+	}
+	if c.Redis.Timeout <= 0 {
+		add("redis.timeout", "must be positive")
+	}
+	if len(c.Auth.JWTSecret) < 32 {
+		add("auth.jwt_secret", "must be at least 32 characters (make run generates one)")
+	}
+	if c.Auth.TokenTTL < 60e9 {
+		add("auth.token_ttl", "must be at least 1m")
+	}
+	if n := c.Ingest.MaxRecordsPerRequest; n < 1 || n > 1_000_000 {
+		add("ingest.max_records_per_request", "must be 1..1000000, got %d", n)
+	}
+	if c.Ingest.MaxBodyBytes < c.HTTP.MaxBodyBytes {
+		add("ingest.max_body_bytes", "must be at least http.max_body_bytes")
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.Log.Level)); err != nil {
+		add("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
+	}
+	if c.Log.Format != "json" && c.Log.Format != "text" {
+		add("log.format", "want json or text, got %q", c.Log.Format)
+	}
+	return errors.Join(errs...)
+}
+
+func validIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,47 @@
+package kwhouse
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+)
+
+// Identifier prefixes, one per resource type.
+const (
+	PrefixAccount  = "acc_"
+	PrefixCustomer = "cus_"
+	PrefixLocation = "loc_"
+	PrefixDevice   = "dev_"
+	PrefixTariff   = "trf_"
+	PrefixProvider = "prv_"
+	PrefixEvent    = "evt_"
+	PrefixCost     = "ecs_"
+	PrefixSlot     = "slt_"
+	PrefixBatch    = "bat_"
+	PrefixRates    = "rts_"
+	PrefixMarket   = "mrs_"
+)
+
+// NewID returns prefix followed by 24 lowercase hex characters from a CSPRNG.
+func NewID(prefix string) string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("kwhouse: crypto/rand failed: " + err.Error()) // never happens on Linux
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// ValidID reports whether id has the given prefix followed by 24 lowercase hex characters.
+func ValidID(prefix, id string) bool {
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok || len(rest) != 24 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,55 @@
+package schema_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kwhouse/kwhouse/schema"
+	"github.com/kwhouse/kwhouse/testkit"
+)
+
+func TestApplyCreatesTablesAndIsIdempotent(t *testing.T) {
+	db := testkit.ClickHouse(t) // applies every migration once
+	ctx := context.Background()
+	if err := schema.Apply(ctx, db, testkit.Logger()); err != nil {
+		t.Fatalf("second apply: %v", err)
+	}
+	migs, err := schema.Migrations(schema.Form{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	if err := db.Conn.QueryRow(ctx, "SELECT count() FROM (SELECT DISTINCT version FROM schema_migrations)").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if int(n) != len(migs) {
+		t.Fatalf("schema_migrations has %d versions, want %d", n, len(migs))
+	}
+	for _, table := range []string{"accounts", "api_keys", "documents"} {
+		var c uint64
+		if err := db.Conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = ?", db.Database, table).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		if c != 1 {
+			t.Errorf("table %s missing", table)
+		}
+	}
+}
+
+func TestClusterFormUsesReplicatedEnginesAndOnCluster(t *testing.T) {
+	migs, err := schema.Migrations(schema.Form{Cluster: "kw", Database: "kwhouse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migs {
+		for _, s := range m.Statements {
+			if !contains(s, "ON CLUSTER kw") || !contains(s, "ENGINE = Replicated") {
+				t.Errorf("migration %d statement lacks the cluster form:\n%s", m.Version, s)
+			}
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
