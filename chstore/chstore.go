@@ -127,3 +127,11 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes the pool.
 func (db *DB) Close() error { return db.Conn.Close() }
+
+// OnCluster returns "ON CLUSTER name" in cluster mode, else "".
+func (db *DB) OnCluster() string {
+	if db.Cluster == "" {
+		return ""
+	}
+	return "ON CLUSTER " + db.Cluster
+}

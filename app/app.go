@@ -1,0 +1,150 @@
+// Package app wires kwhouse's parts into a running service: it opens the stores, applies
+// the schema and builds the HTTP API. The binary and the integration tests both start the
+// service through it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/kwhouse/kwhouse/accounts"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/config"
+	"github.com/kwhouse/kwhouse/docstore"
+	"github.com/kwhouse/kwhouse/httpapi"
+	"github.com/kwhouse/kwhouse/rediscache"
+	"github.com/kwhouse/kwhouse/schema"
+)
+
+// App is the assembled service.
+type App struct {
+	Config   *config.Config
+	Log      *slog.Logger
+	DB       *chstore.DB
+	Cache    *rediscache.Cache
+	Accounts *accounts.Store
+	Catalog  *catalog.Catalog
+	API      *httpapi.Server
+	Now      func() time.Time
+
+	server   *http.Server
+	listener net.Listener
+	stop     context.CancelFunc
+}
+
+// Options adjust how the app is built; the zero value is what the binary uses.
+type Options struct {
+	Now         func() time.Time // the clock; time.Now when nil
+	RedisPrefix string           // key prefix in Redis; "kwh:" when empty
+}
+
+// New opens ClickHouse (creating the database), applies migrations, connects Redis and
+// builds the API.
+func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options) (*App, error) {
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+	prefix := opt.RedisPrefix
+	if prefix == "" {
+		prefix = "kwh:"
+	}
+	db, err := chstore.Open(ctx, cfg.ClickHouse)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse at %s: %w", cfg.ClickHouse.Addr, err)
+	}
+	if err := schema.Apply(ctx, db, log); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("apply schema: %w", err)
+	}
+	a := &App{Config: cfg, Log: log, DB: db, Now: now}
+	a.Cache = rediscache.New(cfg.Redis, prefix, log)
+	if err := a.Cache.Ping(ctx); err != nil {
+		log.Warn("redis unavailable at start; serving from ClickHouse until it answers", "addr", cfg.Redis.Addr, "err", err)
+	}
+	a.Accounts = accounts.NewStore(db, now)
+	docs := docstore.New(db, a.Cache, now)
+	a.Catalog = catalog.New(docs)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.API = httpapi.New(httpapi.Deps{
+		Accounts:     a.Accounts,
+		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),
+		Catalog:      a.Catalog,
+		ClickHouse:   db,
+		Redis:        a.Cache,
+		Log:          log,
+		Registry:     reg,
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
+		Now:          now,
+	})
+	return a, nil
+}
+
+// Listen binds the HTTP address (":0" picks a free port) and returns the bound address.
+func (a *App) Listen() (string, error) {
+	ln, err := net.Listen("tcp", a.Config.HTTP.Addr)
+	if err != nil {
+		return "", fmt.Errorf("listen on %s: %w", a.Config.HTTP.Addr, err)
+	}
+	a.listener = ln
+	a.server = &http.Server{Handler: a.API.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	return ln.Addr().String(), nil
+}
+
+// Serve serves HTTP until ctx ends, then shuts down gracefully and runs background work
+// (event retention) meanwhile.
+func (a *App) Serve(ctx context.Context) error {
+	bg, stop := context.WithCancel(ctx)
+	a.stop = stop
+	go a.retainEvents(bg)
+	errc := make(chan error, 1)
+	go func() { errc <- a.server.Serve(a.listener) }()
+	select {
+	case err := <-errc:
+		stop()
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	a.Log.Info("shutting down: finishing requests in flight")
+	sctx, cancel := context.WithTimeout(context.Background(), a.Config.HTTP.ShutdownTimeout)
+	defer cancel()
+	stop()
+	if err := a.server.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shut down http: %w", err)
+	}
+	return nil
+}
+
+// retainEvents deletes events past their retention once an hour.
+func (a *App) retainEvents(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if err := a.Catalog.PurgeEvents(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("purge old events", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Close releases the stores.
+func (a *App) Close() error {
+	if a.stop != nil {
+		a.stop()
+	}
+	return errors.Join(a.Cache.Close(), a.DB.Close())
+}

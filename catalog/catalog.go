@@ -1,0 +1,120 @@
+// Package catalog owns the metadata resources of the API (customers, locations, devices)
+// and the events their changes emit: their shapes, validation and rules. Documents are
+// kept by docstore; a change and its event are written together.
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/docstore"
+)
+
+// Document kinds of this package.
+const (
+	KindCustomer = "customer"
+	KindLocation = "location"
+	KindDevice   = "device"
+)
+
+// EventRetention is how long events are kept.
+const EventRetention = 90 * 24 * time.Hour
+
+// TariffView tells the catalog about a location's tariffs; the tariffs package provides it.
+type TariffView interface {
+	LocationTariffs(ctx context.Context, scope kwhouse.Scope, locationID string) (LocationTariffs, error)
+}
+
+// LocationTariffs are the tariff-derived fields of a location.
+type LocationTariffs struct {
+	ElementIDs []string
+	Status     TariffStatus
+	Detail     map[string]*StatusDetail // by tariff_status slot, for /locations/{id}/status
+}
+
+// Catalog serves customers, locations, devices and events.
+type Catalog struct {
+	docs    *docstore.Store
+	tariffs TariffView
+	zones   *ZoneFinder
+}
+
+// New returns a Catalog on docs. SetTariffView attaches tariff knowledge later.
+func New(docs *docstore.Store) *Catalog {
+	return &Catalog{docs: docs, tariffs: noTariffs{}, zones: NewZoneFinder()}
+}
+
+// SetTariffView makes locations show their tariffs.
+func (c *Catalog) SetTariffView(v TariffView) { c.tariffs = v }
+
+// Docs returns the document store, for packages that keep their own kinds beside these.
+func (c *Catalog) Docs() *docstore.Store { return c.docs }
+
+type noTariffs struct{}
+
+func (noTariffs) LocationTariffs(context.Context, kwhouse.Scope, string) (LocationTariffs, error) {
+	return LocationTariffs{ElementIDs: []string{}, Status: DisconnectedStatus()}, nil
+}
+
+// Change is a document version plus the event that reports it.
+type Change struct {
+	Doc       docstore.Doc
+	EventType string
+	EventData any
+}
+
+// Commit stores the documents of changes and one event per change as one insert.
+func Commit(ctx context.Context, docs *docstore.Store, scope kwhouse.Scope, changes ...Change) error {
+	out := make([]docstore.Doc, 0, 2*len(changes))
+	now := docs.Now()
+	for _, ch := range changes {
+		ev, err := newEvent(scope, ch, now)
+		if err != nil {
+			return err
+		}
+		out = append(out, ch.Doc, ev)
+	}
+	return docs.Write(ctx, out...)
+}
+
+func newEvent(scope kwhouse.Scope, ch Change, now time.Time) (docstore.Doc, error) {
+	data, err := json.Marshal(ch.EventData)
+	if err != nil {
+		return docstore.Doc{}, fmt.Errorf("encode %s event: %w", ch.EventType, err)
+	}
+	e := Event{ID: kwhouse.NewID(kwhouse.PrefixEvent), Object: "event", LiveMode: scope.LiveMode,
+		AccountID: scope.AccountID, Type: ch.EventType, TimeCreated: Timestamp(now), Data: data}
+	body, err := json.Marshal(e)
+	if err != nil {
+		return docstore.Doc{}, fmt.Errorf("encode event: %w", err)
+	}
+	return docstore.Doc{Kind: docstore.KindEvent, ID: e.ID, Scope: scope, CreatedUS: now.UnixMicro(),
+		Fields: docstore.Fields{ObjectID: ch.Doc.ID, EventType: ch.EventType}, Body: body}, nil
+}
+
+// newDoc starts the document of a new object.
+func (c *Catalog) newDoc(scope kwhouse.Scope, kind, prefix string) docstore.Doc {
+	now := c.docs.Now()
+	return docstore.Doc{Kind: kind, ID: kwhouse.NewID(prefix), Scope: scope, CreatedUS: now.UnixMicro()}
+}
+
+// withBody returns d with body set to v's JSON.
+func withBody(d docstore.Doc, v any) (docstore.Doc, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return d, fmt.Errorf("encode %s %s: %w", d.Kind, d.ID, err)
+	}
+	d.Body = b
+	return d, nil
+}
+
+// decode reads a document's body into v.
+func decode(d docstore.Doc, v any) error {
+	if err := json.Unmarshal(d.Body, v); err != nil {
+		return fmt.Errorf("decode %s %s: %w", d.Kind, d.ID, err)
+	}
+	return nil
+}

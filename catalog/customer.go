@@ -1,0 +1,146 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/docstore"
+)
+
+// Customer is an end customer of the account.
+type Customer struct {
+	ID          string    `json:"id"`
+	Object      string    `json:"object"`
+	LiveMode    bool      `json:"live_mode"`
+	ReferenceID string    `json:"reference_id,omitempty"`
+	Locations   []string  `json:"locations"`
+	TimeCreated Timestamp `json:"time_created"`
+	AccountID   string    `json:"account_id"`
+}
+
+// CustomerInput is the body of POST and PATCH /customers.
+type CustomerInput struct {
+	ReferenceID *string `json:"reference_id"`
+}
+
+// Validate reports the problems of the input.
+func (in CustomerInput) Validate() error {
+	var p problems
+	p.str("reference_id", in.ReferenceID)
+	return p.err()
+}
+
+// CreateCustomer stores a new customer.
+func (c *Catalog) CreateCustomer(ctx context.Context, scope kwhouse.Scope, in CustomerInput) (Customer, error) {
+	if err := in.Validate(); err != nil {
+		return Customer{}, err
+	}
+	doc := c.newDoc(scope, KindCustomer, kwhouse.PrefixCustomer)
+	cu := Customer{ID: doc.ID, Object: "customer", LiveMode: scope.LiveMode, AccountID: scope.AccountID,
+		TimeCreated: Timestamp(doc.Created()), Locations: []string{}}
+	if in.ReferenceID != nil {
+		cu.ReferenceID = *in.ReferenceID
+	}
+	return cu, c.saveCustomer(ctx, scope, doc, cu, "customer.create")
+}
+
+// UpdateCustomer changes the fields set in in.
+func (c *Catalog) UpdateCustomer(ctx context.Context, scope kwhouse.Scope, id string, in CustomerInput) (Customer, error) {
+	if err := in.Validate(); err != nil {
+		return Customer{}, err
+	}
+	doc, cu, err := c.loadCustomer(ctx, scope, id)
+	if err != nil {
+		return Customer{}, err
+	}
+	if in.ReferenceID != nil {
+		cu.ReferenceID = *in.ReferenceID
+	}
+	return cu, c.saveCustomer(ctx, scope, doc, cu, "customer.update")
+}
+
+func (c *Catalog) saveCustomer(ctx context.Context, scope kwhouse.Scope, doc docstore.Doc, cu Customer, event string) error {
+	unlock, err := c.claimReference(ctx, scope, KindCustomer, cu.ID, cu.ReferenceID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	stored := cu
+	stored.Locations = nil
+	doc.Fields = docstore.Fields{ReferenceID: cu.ReferenceID}
+	if doc, err = withBody(doc, stored); err != nil {
+		return err
+	}
+	if err := Commit(ctx, c.docs, scope, Change{Doc: doc, EventType: event, EventData: cu}); err != nil {
+		return fmt.Errorf("save customer %s: %w", cu.ID, err)
+	}
+	return nil
+}
+
+// GetCustomer returns a customer with the ids of its locations.
+func (c *Catalog) GetCustomer(ctx context.Context, scope kwhouse.Scope, id string) (Customer, error) {
+	_, cu, err := c.loadCustomer(ctx, scope, id)
+	return cu, err
+}
+
+func (c *Catalog) loadCustomer(ctx context.Context, scope kwhouse.Scope, id string) (docstore.Doc, Customer, error) {
+	var cu Customer
+	d, err := c.docs.Get(ctx, scope, KindCustomer, id)
+	if err != nil {
+		return d, cu, err
+	}
+	if err := decode(d, &cu); err != nil {
+		return d, cu, err
+	}
+	cu.Locations, err = c.customerLocations(ctx, scope, id)
+	return d, cu, err
+}
+
+// maxCustomerLocations bounds the locations listed on a customer.
+const maxCustomerLocations = 100
+
+func (c *Catalog) customerLocations(ctx context.Context, scope kwhouse.Scope, id string) ([]string, error) {
+	docs, _, err := c.docs.List(ctx, scope, KindLocation, docstore.ListQuery{
+		Filters: map[docstore.Column]string{docstore.ColCustomerID: id}, Limit: maxCustomerLocations})
+	if err != nil {
+		return nil, fmt.Errorf("locations of customer %s: %w", id, err)
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	return ids, nil
+}
+
+// ListCustomers lists customers newest first.
+func (c *Catalog) ListCustomers(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([]Customer, bool, error) {
+	docs, more, err := c.docs.List(ctx, scope, KindCustomer, q.docQuery(docstore.ColReferenceID))
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]Customer, len(docs))
+	for i, d := range docs {
+		if err := decode(d, &out[i]); err != nil {
+			return nil, false, err
+		}
+		if out[i].Locations, err = c.customerLocations(ctx, scope, d.ID); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, more, nil
+}
+
+// DeleteCustomer deletes a customer that has no locations; one that still has them is a
+// conflict, so that no location is left pointing at a customer that is gone.
+func (c *Catalog) DeleteCustomer(ctx context.Context, scope kwhouse.Scope, id string) error {
+	doc, cu, err := c.loadCustomer(ctx, scope, id)
+	if err != nil {
+		return err
+	}
+	if len(cu.Locations) > 0 {
+		return kwhouse.Conflict("customer_has_locations", "id",
+			"customer %s still has %d location(s), e.g. %s: delete or move them first", id, len(cu.Locations), cu.Locations[0])
+	}
+	return Commit(ctx, c.docs, scope, Change{Doc: tombstone(doc), EventType: "customer.delete", EventData: cu})
+}

@@ -1,0 +1,121 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/docstore"
+)
+
+// Device is a metered appliance: a charger, a heat pump, an inverter.
+type Device struct {
+	ID          string     `json:"id"`
+	Object      string     `json:"object"`
+	LiveMode    bool       `json:"live_mode"`
+	ReferenceID string     `json:"reference_id"`
+	LastSeen    *Timestamp `json:"last_seen,omitempty"`
+	TimeCreated Timestamp  `json:"time_created"`
+	AccountID   string     `json:"account_id"`
+}
+
+// DeviceInput is the body of POST and PATCH /devices.
+type DeviceInput struct {
+	ReferenceID *string `json:"reference_id"`
+}
+
+// Validate reports the problems of the input; creating needs a reference_id.
+func (in DeviceInput) Validate(creating bool) error {
+	var p problems
+	if creating && (in.ReferenceID == nil || *in.ReferenceID == "") {
+		p.add("parameter_missing", "reference_id", "a device needs a reference_id: your own name for it")
+	}
+	if !creating && in.ReferenceID != nil && *in.ReferenceID == "" {
+		p.add("invalid_value", "reference_id", "a device's reference_id cannot be empty")
+	}
+	p.str("reference_id", in.ReferenceID)
+	return p.err()
+}
+
+// CreateDevice stores a new device.
+func (c *Catalog) CreateDevice(ctx context.Context, scope kwhouse.Scope, in DeviceInput) (Device, error) {
+	if err := in.Validate(true); err != nil {
+		return Device{}, err
+	}
+	doc := c.newDoc(scope, KindDevice, kwhouse.PrefixDevice)
+	d := Device{ID: doc.ID, Object: "device", LiveMode: scope.LiveMode, AccountID: scope.AccountID,
+		TimeCreated: Timestamp(doc.Created()), ReferenceID: *in.ReferenceID}
+	return d, c.saveDevice(ctx, scope, doc, d, "device.create")
+}
+
+// UpdateDevice changes the fields set in in.
+func (c *Catalog) UpdateDevice(ctx context.Context, scope kwhouse.Scope, id string, in DeviceInput) (Device, error) {
+	if err := in.Validate(false); err != nil {
+		return Device{}, err
+	}
+	doc, d, err := c.loadDevice(ctx, scope, id)
+	if err != nil {
+		return Device{}, err
+	}
+	if in.ReferenceID != nil {
+		d.ReferenceID = *in.ReferenceID
+	}
+	return d, c.saveDevice(ctx, scope, doc, d, "device.update")
+}
+
+func (c *Catalog) saveDevice(ctx context.Context, scope kwhouse.Scope, doc docstore.Doc, d Device, event string) error {
+	unlock, err := c.claimReference(ctx, scope, KindDevice, d.ID, d.ReferenceID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	stored := d
+	stored.LastSeen = nil // kept apart, by ingestion
+	doc.Fields = docstore.Fields{ReferenceID: d.ReferenceID}
+	if doc, err = withBody(doc, stored); err != nil {
+		return err
+	}
+	if err := Commit(ctx, c.docs, scope, Change{Doc: doc, EventType: event, EventData: d}); err != nil {
+		return fmt.Errorf("save device %s: %w", d.ID, err)
+	}
+	return nil
+}
+
+// GetDevice returns a device.
+func (c *Catalog) GetDevice(ctx context.Context, scope kwhouse.Scope, id string) (Device, error) {
+	_, d, err := c.loadDevice(ctx, scope, id)
+	return d, err
+}
+
+func (c *Catalog) loadDevice(ctx context.Context, scope kwhouse.Scope, id string) (docstore.Doc, Device, error) {
+	var d Device
+	doc, err := c.docs.Get(ctx, scope, KindDevice, id)
+	if err != nil {
+		return doc, d, err
+	}
+	return doc, d, decode(doc, &d)
+}
+
+// ListDevices lists devices newest first.
+func (c *Catalog) ListDevices(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([]Device, bool, error) {
+	docs, more, err := c.docs.List(ctx, scope, KindDevice, q.docQuery(docstore.ColReferenceID))
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]Device, len(docs))
+	for i, d := range docs {
+		if err := decode(d, &out[i]); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, more, nil
+}
+
+// DeleteDevice deletes a device. Its meter records stay (they are history).
+func (c *Catalog) DeleteDevice(ctx context.Context, scope kwhouse.Scope, id string) error {
+	doc, d, err := c.loadDevice(ctx, scope, id)
+	if err != nil {
+		return err
+	}
+	return Commit(ctx, c.docs, scope, Change{Doc: tombstone(doc), EventType: "device.delete", EventData: d})
+}

@@ -1,0 +1,86 @@
+package catalog
+
+import (
+	_ "embed"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/biter777/countries"
+	"github.com/ringsaturn/tzf"
+)
+
+// zoneTab is the IANA time zone database's zone.tab (public domain): which zones each
+// country uses.
+//
+//go:embed zone.tab
+var zoneTab string
+
+// ZoneFinder derives a location's time zone from its country and coordinates.
+type ZoneFinder struct {
+	byCountry map[string][]string
+
+	geoOnce sync.Once
+	geo     tzf.F
+	geoErr  error
+}
+
+// NewZoneFinder parses the embedded zone table. The coordinate finder loads on first use.
+func NewZoneFinder() *ZoneFinder {
+	z := &ZoneFinder{byCountry: map[string][]string{}}
+	for _, line := range strings.Split(zoneTab, "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		cols := strings.Split(line, "\t")
+		if len(cols) >= 3 {
+			z.byCountry[cols[0]] = append(z.byCountry[cols[0]], cols[2])
+		}
+	}
+	return z
+}
+
+// CountryZones returns the zones of a two-letter country code.
+func (z *ZoneFinder) CountryZones(country string) []string { return z.byCountry[country] }
+
+// AtPoint returns the zone at lat/lng, or "" when none is known (open sea).
+func (z *ZoneFinder) AtPoint(lat, lng float64) (string, error) {
+	z.geoOnce.Do(func() { z.geo, z.geoErr = tzf.NewDefaultFinder() })
+	if z.geoErr != nil {
+		return "", z.geoErr
+	}
+	return z.geo.GetTimezoneName(lng, lat), nil
+}
+
+// ValidZone reports whether name is an IANA zone in Area/City form (or UTC).
+func ValidZone(name string) bool {
+	if name == "UTC" {
+		return true
+	}
+	if !strings.Contains(name, "/") || strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
+}
+
+// ValidCountry reports whether code is an ISO 3166-1 alpha-2 code in upper case.
+func ValidCountry(code string) bool {
+	return len(code) == 2 && code == strings.ToUpper(code) && countries.ByName(code).IsValid() &&
+		countries.ByName(code).Alpha2() == code
+}
+
+// ValidCurrency reports whether code is an ISO 4217 code in upper case.
+func ValidCurrency(code string) bool {
+	c := countries.CurrencyCodeByName(code)
+	return len(code) == 3 && code == strings.ToUpper(code) && c.IsValid() && c.Alpha() == code
+}
+
+// CountryCurrency returns the currency of a country, or "".
+func CountryCurrency(country string) string {
+	c := countries.ByName(country).Currency()
+	if !c.IsValid() {
+		return ""
+	}
+	return c.Alpha()
+}

@@ -1,0 +1,81 @@
+// Command kwhouse is the kwhouse service and its tools: serve, migrate, accounts.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	_ "time/tzdata" // the IANA database inside the binary: zones never depend on the host
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/kwhouse/kwhouse/config"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRoot().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "kwhouse:", err)
+		os.Exit(1)
+	}
+}
+
+// cli holds what every subcommand shares: the viper instance and the config file flag.
+type cli struct {
+	v    *viper.Viper
+	file string
+}
+
+func newRoot() *cobra.Command {
+	c := &cli{v: config.New()}
+	root := &cobra.Command{
+		Use:           "kwhouse",
+		Short:         "Energy tariff, meter and cost service",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&c.file, "config", "", "config file (default: ./kwhouse.yaml or /etc/kwhouse/kwhouse.yaml when present)")
+	root.PersistentFlags().String("clickhouse-addr", "", "ClickHouse native address host:port (KWHOUSE_CLICKHOUSE_ADDR)")
+	root.PersistentFlags().String("clickhouse-database", "", "ClickHouse database, created if missing (KWHOUSE_CLICKHOUSE_DATABASE)")
+	root.PersistentFlags().String("redis-addr", "", "Redis address host:port (KWHOUSE_REDIS_ADDR)")
+	root.PersistentFlags().String("log-level", "", "debug, info, warn or error (KWHOUSE_LOG_LEVEL)")
+	bind(c.v, root, map[string]string{"clickhouse.addr": "clickhouse-addr", "clickhouse.database": "clickhouse-database",
+		"redis.addr": "redis-addr", "log.level": "log-level"})
+	root.AddCommand(c.serveCmd(), c.migrateCmd(), c.accountsCmd())
+	return root
+}
+
+// bind makes flags override env and file values, but only when they are set.
+func bind(v *viper.Viper, cmd *cobra.Command, keys map[string]string) {
+	for key, flag := range keys {
+		f := cmd.PersistentFlags().Lookup(flag)
+		if f == nil {
+			f = cmd.Flags().Lookup(flag)
+		}
+		_ = v.BindPFlag(key, f)
+	}
+}
+
+// load reads and validates the config and builds the logger.
+func (c *cli) load() (*config.Config, *slog.Logger, error) {
+	cfg, err := config.Load(c.v, c.file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, newLogger(cfg.Log), nil
+}
+
+func newLogger(l config.Log) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(l.Level)) // validated by config
+	opts := &slog.HandlerOptions{Level: lvl}
+	if l.Format == "text" {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}

@@ -1,0 +1,80 @@
+// Package docstore keeps kwhouse's metadata documents (customers, locations, devices,
+// tariffs, markets) and events in ClickHouse, one row per version with the latest winning,
+// behind a read-through Redis cache. Losing Redis loses nothing: reads fall back to
+// ClickHouse.
+package docstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+// Doc is one version of a document.
+type Doc struct {
+	Kind      string
+	ID        string
+	Scope     kwhouse.Scope
+	Version   uint64 // set by Write: the write's time in nanoseconds, so later writes win
+	Deleted   bool
+	CreatedUS int64 // creation time in microseconds; lists are ordered by it, newest first
+	Fields    Fields
+	Body      []byte // the document's JSON
+}
+
+// Created returns the creation time.
+func (d Doc) Created() time.Time { return time.UnixMicro(d.CreatedUS).UTC() }
+
+// Fields are the columns lists filter on; empty when they do not apply to a kind.
+type Fields struct {
+	ReferenceID string `json:"reference_id,omitempty"`
+	CustomerID  string `json:"customer_id,omitempty"`
+	LocationID  string `json:"location_id,omitempty"`
+	ObjectID    string `json:"object_id,omitempty"`
+	EventType   string `json:"event_type,omitempty"`
+	Direction   string `json:"direction,omitempty"`
+	TariffType  string `json:"tariff_type,omitempty"`
+}
+
+// Column names a filterable column; only these constants reach SQL.
+type Column string
+
+// Filterable columns.
+const (
+	ColReferenceID Column = "reference_id"
+	ColCustomerID  Column = "customer_id"
+	ColLocationID  Column = "location_id"
+	ColObjectID    Column = "object_id"
+	ColEventType   Column = "event_type"
+	ColDirection   Column = "direction"
+	ColTariffType  Column = "tariff_type"
+)
+
+// Cache is what the store needs of a cache. Errors are the cache's own business: a failing
+// cache behaves as an empty one.
+type Cache interface {
+	Get(ctx context.Context, key string) ([]byte, bool)
+	Set(ctx context.Context, key string, value []byte)
+	SetNX(ctx context.Context, key string, value []byte)
+	Del(ctx context.Context, keys ...string)
+	// Lock takes a lock shared by every kwhouse process; ok is false when the cache is down.
+	Lock(ctx context.Context, key string, ttl time.Duration) (unlock func(), ok bool, err error)
+}
+
+// Store reads and writes documents.
+type Store struct {
+	db    *chstore.DB
+	cache Cache
+	now   func() time.Time
+	locks *keyedMutex
+}
+
+// New returns a Store on db and cache (use NoCache{} for none).
+func New(db *chstore.DB, cache Cache, now func() time.Time) *Store {
+	return &Store{db: db, cache: cache, now: now, locks: newKeyedMutex()}
+}
+
+// Now returns the store's clock reading.
+func (s *Store) Now() time.Time { return s.now() }

@@ -1,0 +1,83 @@
+package docstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+const insertSQL = `INSERT INTO documents (account_id, live_mode, kind, id, version, deleted, created_us,
+	reference_id, customer_id, location_id, object_id, event_type, direction, tariff_type, body) VALUES`
+
+// Write stores docs as one insert block: ClickHouse writes a block to an unpartitioned
+// table as one part, so the documents (a change and its event) are stored together or not
+// at all. Versions are assigned here, increasing within the call.
+func (s *Store) Write(ctx context.Context, docs ...Doc) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	base := uint64(s.now().UnixNano())
+	batch, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), insertSQL)
+	if err != nil {
+		return chstore.Classify(fmt.Errorf("write documents: %w", err))
+	}
+	for i := range docs {
+		d := &docs[i]
+		d.Version = base + uint64(i)
+		f := d.Fields
+		if err := batch.Append(d.Scope.AccountID, boolByte(d.Scope.LiveMode), d.Kind, d.ID, d.Version,
+			boolByte(d.Deleted), uint64(d.CreatedUS), f.ReferenceID, f.CustomerID, f.LocationID,
+			f.ObjectID, f.EventType, f.Direction, f.TariffType, string(d.Body)); err != nil {
+			_ = batch.Abort()
+			return fmt.Errorf("write document %s: %w", d.ID, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return chstore.Classify(fmt.Errorf("write documents: %w", err))
+	}
+	s.refreshCache(ctx, docs)
+	return nil
+}
+
+// refreshCache puts the new versions in the cache (write-through) and drops deleted ones.
+// Set, not SetNX: a reader that raced this write with an older version is overwritten.
+func (s *Store) refreshCache(ctx context.Context, docs []Doc) {
+	for _, d := range docs {
+		if d.Kind == KindEvent {
+			continue // events are read through lists, never cached one by one
+		}
+		if d.Deleted {
+			s.cache.Del(ctx, s.cacheKey(d.ID))
+			continue
+		}
+		if b, err := encodeCached(d); err == nil {
+			s.cache.Set(ctx, s.cacheKey(d.ID), b)
+		}
+	}
+}
+
+func boolByte(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Purge deletes every document of kind created before createdBeforeUS (a background
+// mutation: ClickHouse applies it asynchronously).
+func (s *Store) Purge(ctx context.Context, kind string, createdBeforeUS int64) error {
+	var n uint64
+	if err := s.db.Conn.QueryRow(s.db.ReadContext(ctx),
+		"SELECT count() FROM documents WHERE kind = ? AND created_us < ?", kind, uint64(createdBeforeUS)).Scan(&n); err != nil {
+		return chstore.Classify(fmt.Errorf("count old %s documents: %w", kind, err))
+	}
+	if n == 0 {
+		return nil // no mutation when there is nothing to delete: mutations rewrite parts
+	}
+	q := "ALTER TABLE documents " + s.db.OnCluster() + " DELETE WHERE kind = ? AND created_us < ?"
+	if err := s.db.Conn.Exec(ctx, q, kind, uint64(createdBeforeUS)); err != nil {
+		return chstore.Classify(fmt.Errorf("purge %s documents: %w", kind, err))
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/kwhouse/kwhouse"
+)
+
+// limitBody caps request bodies at n bytes; a larger one is answered 413 when read.
+func (s *Server) limitBody(n int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > n {
+			s.writeError(c, tooLarge(n))
+			return
+		}
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+		c.Next()
+	}
+}
+
+func tooLarge(n int64) error {
+	return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "body_too_large",
+		Message: "the request body is larger than " + byteSize(n)}
+}
+
+// decodeBody reads a JSON object body into v, rejecting unknown fields, wrong types,
+// duplicate names and trailing data, with the offending field as param.
+func decodeBody(c *gin.Context, v any) error {
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge(mbe.Limit)
+		}
+		return kwhouse.Invalid("unreadable_body", "", "could not read the request body: %v", err)
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return kwhouse.Invalid("invalid_json", "", "the request body must be a JSON object")
+	}
+	if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err != nil {
+		return jsonError(err)
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into a 400 naming the field.
+func jsonError(err error) error {
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		param := paramOf(se.JSONPointer)
+		switch {
+		case errors.Is(se.Err, json.ErrUnknownName):
+			return kwhouse.Invalid("unknown_field", param, "unknown field %q", param)
+		case se.JSONKind != 0 && se.GoType != nil:
+			return kwhouse.Invalid("invalid_type", param, "wrong type: got JSON %s, want %s", kindName(se.JSONKind), typeName(se.GoType.String()))
+		}
+		return kwhouse.Invalid("invalid_value", param, "invalid value")
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		return kwhouse.Invalid("invalid_json", paramOf(syn.JSONPointer), "malformed JSON at byte %d", syn.ByteOffset)
+	}
+	return kwhouse.Invalid("invalid_json", "", "malformed JSON")
+}
+
+// paramOf turns a JSON pointer (/schedule/0/hours) into a field path (schedule[0].hours).
+func paramOf(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		if tok != "" && strings.Trim(tok, "0123456789") == "" {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return k.String()
+}
+
+func typeName(goType string) string {
+	t := strings.TrimLeft(goType, "*")
+	switch {
+	case t == "string":
+		return "string"
+	case strings.HasPrefix(t, "float"), strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "number"
+	case t == "bool":
+		return "boolean"
+	case strings.HasPrefix(t, "[]"):
+		return "array"
+	}
+	return "object"
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return itoa(n>>20) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return itoa(n>>10) + " KiB"
+	}
+	return itoa(n) + " bytes"
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,121 @@
+// Package httpapi is kwhouse's HTTP API: the Gin router, authentication, the error
+// format, paging, metrics and the OpenAPI document. Handlers are thin: they parse the
+// request, call a domain package and hand its result to one response writer.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/accounts"
+	"github.com/kwhouse/kwhouse/catalog"
+)
+
+// Checker reports whether a backing store answers.
+type Checker interface {
+	Ping(ctx context.Context) error
+}
+
+// Deps are the parts the API serves from.
+type Deps struct {
+	Accounts     *accounts.Store
+	Tokens       *accounts.Tokens
+	Catalog      *catalog.Catalog
+	ClickHouse   Checker
+	Redis        Checker
+	Log          *slog.Logger
+	Registry     *prometheus.Registry
+	MaxBodyBytes int64
+	Now          func() time.Time
+	// LocationDeleteHooks remove what belongs to a location when it is deleted.
+	LocationDeleteHooks []catalog.LocationDeleteHook
+}
+
+// Server holds the router and its dependencies.
+type Server struct {
+	deps    Deps
+	engine  *gin.Engine
+	metrics *metrics
+}
+
+// New builds the router with every route.
+func New(d Deps) *Server {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	s := &Server{deps: d, engine: e, metrics: newMetrics(d.Registry)}
+	e.Use(s.requestID, s.recover, s.logRequests, s.metrics.middleware)
+	e.NoRoute(s.wrap(func(c *gin.Context) (int, any, error) {
+		return 0, nil, &kwhouse.Error{Kind: kwhouse.KindNotFound, Code: "route_not_found",
+			Message: "no route " + c.Request.Method + " " + c.Request.URL.Path}
+	}))
+	e.NoMethod(s.wrap(func(c *gin.Context) (int, any, error) {
+		return 0, nil, errMethodNotAllowed(c.Request.Method, c.Request.URL.Path)
+	}))
+	s.routes()
+	return s
+}
+
+// Handler returns the http.Handler of the API.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Routes lists every method and path the API serves.
+func (s *Server) Routes() gin.RoutesInfo { return s.engine.Routes() }
+
+func (s *Server) routes() {
+	e := s.engine
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", s.metrics.handler())
+	e.GET("/openapi.json", s.openAPI)
+	e.GET("/login", s.wrap(s.login))
+
+	a := e.Group("/", s.authenticate, s.limitBody(s.deps.MaxBodyBytes))
+	a.POST("/customers", s.wrap(s.createCustomer))
+	a.GET("/customers", s.wrap(s.listCustomers))
+	a.GET("/customers/:id", s.wrap(s.getCustomer))
+	a.PATCH("/customers/:id", s.wrap(s.updateCustomer))
+	a.DELETE("/customers/:id", s.wrap(s.deleteCustomer))
+
+	a.POST("/locations", s.wrap(s.createLocation))
+	a.GET("/locations", s.wrap(s.listLocations))
+	a.GET("/locations/:id", s.wrap(s.getLocation))
+	a.PATCH("/locations/:id", s.wrap(s.updateLocation))
+	a.DELETE("/locations/:id", s.wrap(s.deleteLocation))
+	a.GET("/locations/:id/status", s.wrap(s.locationStatus))
+
+	a.POST("/devices", s.wrap(s.createDevice))
+	a.GET("/devices", s.wrap(s.listDevices))
+	a.GET("/devices/:id", s.wrap(s.getDevice))
+	a.PATCH("/devices/:id", s.wrap(s.updateDevice))
+	a.DELETE("/devices/:id", s.wrap(s.deleteDevice))
+
+	a.GET("/events", s.wrap(s.listEvents))
+	a.GET("/events/:id", s.wrap(s.getEvent))
+}
+
+// handlerFunc returns a status and body, or an error for the one error writer.
+type handlerFunc func(c *gin.Context) (int, any, error)
+
+func (s *Server) wrap(h handlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		status, body, err := h(c)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		c.JSON(status, body)
+	}
+}
+
+func scopeOf(c *gin.Context) kwhouse.Scope {
+	sc, _ := kwhouse.ScopeFrom(c.Request.Context())
+	return sc
+}

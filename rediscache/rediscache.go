@@ -1,0 +1,138 @@
+// Package rediscache is kwhouse's Redis: a cache of documents and a lock shared by all
+// kwhouse processes. Redis holds nothing that is not also in ClickHouse, so every failure
+// is logged and treated as a miss; after a failure Redis is skipped for a short while so
+// that a dead Redis does not add its timeout to every request.
+package rediscache
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/kwhouse/kwhouse/config"
+)
+
+// ErrLocked is returned by Lock when another holder has the lock.
+var ErrLocked = errors.New("lock held elsewhere")
+
+// Cache is a Redis-backed cache with a key prefix.
+type Cache struct {
+	client  *redis.Client
+	prefix  string
+	ttl     time.Duration
+	log     *slog.Logger
+	backoff time.Duration
+	downTil atomic.Int64 // unix nanos until which Redis is skipped
+}
+
+// New returns a Cache on the Redis of cfg; keys start with prefix.
+func New(cfg config.Redis, prefix string, log *slog.Logger) *Cache {
+	client := redis.NewClient(&redis.Options{
+		Addr:         cfg.Addr,
+		Password:     cfg.Password,
+		DB:           cfg.DB,
+		DialTimeout:  cfg.Timeout,
+		ReadTimeout:  cfg.Timeout,
+		WriteTimeout: cfg.Timeout,
+		PoolTimeout:  cfg.Timeout,
+		MaxRetries:   -1, // a miss is cheaper than a retry: ClickHouse has the answer
+	})
+	return &Cache{client: client, prefix: prefix, ttl: cfg.CacheTTL, log: log, backoff: 2 * time.Second}
+}
+
+// Ping reports whether Redis answers now.
+func (c *Cache) Ping(ctx context.Context) error {
+	err := c.client.Ping(ctx).Err()
+	c.observe(err)
+	return err
+}
+
+// Close closes the client.
+func (c *Cache) Close() error { return c.client.Close() }
+
+func (c *Cache) skip() bool { return time.Now().UnixNano() < c.downTil.Load() }
+
+// observe records the outcome of a call; a failure opens the circuit for the backoff.
+func (c *Cache) observe(err error) {
+	if err == nil || errors.Is(err, redis.Nil) {
+		c.downTil.Store(0)
+		return
+	}
+	if c.downTil.Load() == 0 {
+		c.log.Warn("redis unavailable; serving from ClickHouse", "err", err)
+	}
+	c.downTil.Store(time.Now().Add(c.backoff).UnixNano())
+}
+
+// Get returns the value of key, or false on a miss or failure.
+func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool) {
+	if c.skip() {
+		return nil, false
+	}
+	b, err := c.client.Get(ctx, c.prefix+key).Bytes()
+	c.observe(err)
+	return b, err == nil
+}
+
+// Set stores value under key with the cache TTL.
+func (c *Cache) Set(ctx context.Context, key string, value []byte) {
+	if c.skip() {
+		return
+	}
+	c.observe(c.client.Set(ctx, c.prefix+key, value, c.ttl).Err())
+}
+
+// SetNX stores value under key unless the key exists.
+func (c *Cache) SetNX(ctx context.Context, key string, value []byte) {
+	if c.skip() {
+		return
+	}
+	c.observe(c.client.SetNX(ctx, c.prefix+key, value, c.ttl).Err())
+}
+
+// Del removes keys. A failed delete could leave a stale entry for up to the TTL; the
+// failure is logged.
+func (c *Cache) Del(ctx context.Context, keys ...string) {
+	if c.skip() || len(keys) == 0 {
+		return
+	}
+	full := make([]string, len(keys))
+	for i, k := range keys {
+		full[i] = c.prefix + k
+	}
+	c.observe(c.client.Del(ctx, full...).Err())
+}
+
+var unlockScript = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
+
+// Lock takes key for ttl. It returns ErrLocked when another holder has it, and ok=false
+// (no error) when Redis is down, so the caller can go on with its local lock alone.
+func (c *Cache) Lock(ctx context.Context, key string, ttl time.Duration) (func(), bool, error) {
+	if c.skip() {
+		return func() {}, false, nil
+	}
+	token := randomToken()
+	got, err := c.client.SetNX(ctx, c.prefix+key, token, ttl).Result()
+	c.observe(err)
+	if err != nil {
+		return func() {}, false, nil
+	}
+	if !got {
+		return nil, false, ErrLocked
+	}
+	return func() {
+		c.observe(unlockScript.Run(context.WithoutCancel(ctx), c.client, []string{c.prefix + key}, token).Err())
+	}, true, nil
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
