@@ -25,8 +25,8 @@ func DisconnectedStatus() TariffStatus {
 
 // StatusDetail is one slot of GET /locations/{id}/status.
 type StatusDetail struct {
-	Status         string         `json:"status"`
-	ConnectionType string         `json:"connection_type,omitempty"`
+	Status         string          `json:"status"`
+	ConnectionType string          `json:"connection_type,omitempty"`
 	Provider       *StatusProvider `json:"provider,omitempty"`
 	Tariff         *StatusTariff   `json:"tariff,omitempty"`
 }

@@ -52,4 +52,3 @@ func TestClusterFormUsesReplicatedEnginesAndOnCluster(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-

@@ -1,0 +1,47 @@
+# kwhouse — run `make help` for the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO        ?= go
+BIN       := bin/kwhouse
+RUN_DIR   := .run
+CH_PORT   ?= 9000
+REDIS_PORT ?= 6379
+TEST_ENV  := KWHOUSE_TEST_CLICKHOUSE_ADDR=127.0.0.1:$(CH_PORT) KWHOUSE_TEST_REDIS_ADDR=127.0.0.1:$(REDIS_PORT)
+
+.PHONY: help
+help: ## Show the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: services
+services: ## Install (if missing) and start ClickHouse and Redis on loopback
+	@KWHOUSE_CH_PORT=$(CH_PORT) KWHOUSE_REDIS_PORT=$(REDIS_PORT) scripts/services.sh up
+
+.PHONY: services-down
+services-down: ## Stop the ClickHouse and Redis that `make services` started
+	@scripts/services.sh down
+
+.PHONY: build
+build: ## Build bin/kwhouse
+	$(GO) build -o $(BIN) ./cmd/kwhouse
+
+.PHONY: run
+run: services build ## Set everything up and serve the API on :8080 (Ctrl-C stops it)
+	@scripts/run.sh
+
+.PHONY: test
+test: services ## Set everything up and run every test (race detector on)
+	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./...
+
+.PHONY: test-short
+test-short: ## Only the tests that need no ClickHouse or Redis
+	$(GO) test -short -count=1 ./...
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt would change the files above"; exit 1; }
+	$(GO) vet ./...
+
+.PHONY: clean
+clean: ## Remove build output (keeps .run data)
+	rm -rf bin

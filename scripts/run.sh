@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# run.sh — what `make run` does after the servers are up: make a JWT secret and a demo
+# account on first use (kept in .run/), print how to call the API, then serve on :8080.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+run="$root/.run"
+bin="$root/bin/kwhouse"
+mkdir -p "$run"
+
+if [ -z "${KWHOUSE_AUTH_JWT_SECRET:-}" ]; then
+  [ -f "$run/jwt_secret" ] || head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$run/jwt_secret"
+  KWHOUSE_AUTH_JWT_SECRET=$(cat "$run/jwt_secret")
+  export KWHOUSE_AUTH_JWT_SECRET
+fi
+export KWHOUSE_CLICKHOUSE_ADDR=${KWHOUSE_CLICKHOUSE_ADDR:-127.0.0.1:${CH_PORT:-9000}}
+export KWHOUSE_REDIS_ADDR=${KWHOUSE_REDIS_ADDR:-127.0.0.1:${REDIS_PORT:-6379}}
+export KWHOUSE_LOG_FORMAT=${KWHOUSE_LOG_FORMAT:-text}
+
+demo="$run/demo-account.json"
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$demo"; }
+if [ ! -s "$demo" ] || ! "$bin" accounts list 2>/dev/null | grep -q "$(field account_id)"; then
+  "$bin" accounts create --name demo --json >"$demo.tmp" && mv "$demo.tmp" "$demo"
+fi
+account=$(field account_id)
+key=$(field test_key)
+port=${KWHOUSE_HTTP_ADDR:-:8080}
+port=${port##*:}
+
+cat <<TXT
+
+  kwhouse demo account: $account
+  test key:             $key      (also in .run/demo-account.json)
+
+  Try it:
+    curl -s -H "Authorization: Bearer $key" -X POST http://localhost:$port/locations \\
+         -d '{"reference_id":"home-1","postal_address":{"country_code":"GB"}}'
+    curl -s -u $account:$key http://localhost:$port/login
+
+  API document: http://localhost:$port/openapi.json   Ctrl-C stops the service.
+
+TXT
+exec "$bin" serve
