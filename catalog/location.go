@@ -189,8 +189,8 @@ func (c *Catalog) derivePlace(l *Location, zone, currency bool) error {
 
 func (c *Catalog) zoneOf(country string, geo *GeoLocation) (string, error) {
 	zones := c.zones.CountryZones(country)
-	if len(zones) == 1 {
-		return zones[0], nil
+	if tz, one := c.zones.CountryZone(country, c.docs.Now()); one {
+		return tz, nil
 	}
 	if geo != nil {
 		tz, err := c.zones.AtPoint(geo.Lat, geo.Lng)

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,12 @@ type Cache struct {
 	log     *slog.Logger
 	backoff time.Duration
 	downTil atomic.Int64 // unix nanos until which Redis is skipped
+
+	// pending holds keys whose invalidation failed while Redis was unreachable; no cached
+	// value is served until they are deleted, so a write during an outage is never hidden
+	// by a stale entry afterwards.
+	mu      sync.Mutex
+	pending map[string]struct{}
 }
 
 // New returns a Cache on the Redis of cfg; keys start with prefix.
@@ -43,7 +50,8 @@ func New(cfg config.Redis, prefix string, log *slog.Logger) *Cache {
 		PoolTimeout:  cfg.Timeout,
 		MaxRetries:   -1, // a miss is cheaper than a retry: ClickHouse has the answer
 	})
-	return &Cache{client: client, prefix: prefix, ttl: cfg.CacheTTL, log: log, backoff: 2 * time.Second}
+	return &Cache{client: client, prefix: prefix, ttl: cfg.CacheTTL, log: log, backoff: 2 * time.Second,
+		pending: map[string]struct{}{}}
 }
 
 // Ping reports whether Redis answers now.
@@ -72,7 +80,7 @@ func (c *Cache) observe(err error) {
 
 // Get returns the value of key, or false on a miss or failure.
 func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool) {
-	if c.skip() {
+	if c.skip() || !c.flushPending(ctx) {
 		return nil, false
 	}
 	b, err := c.client.Get(ctx, c.prefix+key).Bytes()
@@ -83,14 +91,18 @@ func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool) {
 // Set stores value under key with the cache TTL.
 func (c *Cache) Set(ctx context.Context, key string, value []byte) {
 	if c.skip() {
+		c.addPending(key)
 		return
 	}
-	c.observe(c.client.Set(ctx, c.prefix+key, value, c.ttl).Err())
+	if err := c.client.Set(ctx, c.prefix+key, value, c.ttl).Err(); err != nil {
+		c.observe(err)
+		c.addPending(key)
+	}
 }
 
 // SetNX stores value under key unless the key exists.
 func (c *Cache) SetNX(ctx context.Context, key string, value []byte) {
-	if c.skip() {
+	if c.skip() || !c.flushPending(ctx) {
 		return
 	}
 	c.observe(c.client.SetNX(ctx, c.prefix+key, value, c.ttl).Err())
@@ -99,14 +111,74 @@ func (c *Cache) SetNX(ctx context.Context, key string, value []byte) {
 // Del removes keys. A failed delete could leave a stale entry for up to the TTL; the
 // failure is logged.
 func (c *Cache) Del(ctx context.Context, keys ...string) {
-	if c.skip() || len(keys) == 0 {
+	if len(keys) == 0 {
 		return
 	}
+	if c.skip() {
+		c.addPending(keys...)
+		return
+	}
+	if err := c.del(ctx, keys); err != nil {
+		c.addPending(keys...)
+	}
+}
+
+func (c *Cache) del(ctx context.Context, keys []string) error {
 	full := make([]string, len(keys))
 	for i, k := range keys {
 		full[i] = c.prefix + k
 	}
-	c.observe(c.client.Del(ctx, full...).Err())
+	err := c.client.Del(ctx, full...).Err()
+	c.observe(err)
+	return err
+}
+
+// maxPending bounds the missed invalidations kept; past it the whole prefix is flushed.
+const maxPending = 100_000
+
+func (c *Cache) addPending(keys ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		c.pending[k] = struct{}{}
+	}
+}
+
+// flushPending deletes the keys of missed invalidations; it reports whether none remain.
+func (c *Cache) flushPending(ctx context.Context) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) == 0 {
+		return true
+	}
+	if len(c.pending) > maxPending {
+		if err := c.flushPrefix(ctx); err != nil {
+			return false
+		}
+		clear(c.pending)
+		return true
+	}
+	keys := make([]string, 0, len(c.pending))
+	for k := range c.pending {
+		keys = append(keys, k)
+	}
+	if err := c.del(ctx, keys); err != nil {
+		return false
+	}
+	clear(c.pending)
+	c.log.Info("redis back; dropped entries changed during the outage", "keys", len(keys))
+	return true
+}
+
+// flushPrefix deletes every key under the prefix.
+func (c *Cache) flushPrefix(ctx context.Context) error {
+	iter := c.client.Scan(ctx, 0, c.prefix+"doc:*", 1000).Iterator()
+	for iter.Next(ctx) {
+		if err := c.client.Del(ctx, iter.Val()).Err(); err != nil {
+			return err
+		}
+	}
+	return iter.Err()
 }
 
 var unlockScript = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)

@@ -1,0 +1,214 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/config"
+	"github.com/kwhouse/kwhouse/httpapi"
+)
+
+// API is a running kwhouse on a free port with its own database and Redis prefix, its
+// stores reached through proxies the test can take down.
+type API struct {
+	t          testing.TB
+	URL        string
+	App        *app.App
+	ClickHouse *Proxy
+	Redis      *Proxy
+	router     routers.Router
+	client     *http.Client
+}
+
+// APIOptions adjust StartAPI.
+type APIOptions struct {
+	Now       func() time.Time
+	Configure func(*config.Config)
+}
+
+// StartAPI starts the service as `kwhouse serve` would and stops it when the test ends.
+func StartAPI(t testing.TB, opt APIOptions) *API {
+	t.Helper()
+	ch := ClickHouseConfig(t)
+	rc := RedisConfig(t)
+	chProxy, redisProxy := NewProxy(t, ch.Addr), NewProxy(t, rc.Addr)
+	ch.Addr, rc.Addr = chProxy.Addr(), redisProxy.Addr()
+	ch.DialTimeout = time.Second
+	cfg := &config.Config{
+		HTTP:       config.HTTP{Addr: "127.0.0.1:0", MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second},
+		ClickHouse: ch,
+		Redis:      rc,
+		Auth:       config.Auth{JWTSecret: "test-secret-0123456789abcdef0123456789", TokenTTL: time.Hour},
+		Ingest:     config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20},
+		Log:        config.Log{Level: "info", Format: "text"},
+	}
+	if opt.Configure != nil {
+		opt.Configure(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("test config: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, Logger(), app.Options{Now: opt.Now, RedisPrefix: RandomName("kwtest:") + ":"})
+	if err != nil {
+		cancel()
+		t.Fatalf("start app: %v", err)
+	}
+	t.Cleanup(func() { _ = a.DB.Conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+cfg.ClickHouse.Database) })
+	addr, err := a.Listen()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = a.Serve(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; a.Close() })
+	return &API{t: t, URL: "http://" + addr, App: a, ClickHouse: chProxy, Redis: redisProxy,
+		router: openAPIRouter(t), client: &http.Client{Timeout: 30 * time.Second}}
+}
+
+func openAPIRouter(t testing.TB) routers.Router {
+	doc, err := httpapi.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Servers = nil // match any host
+	r, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatalf("openapi router: %v", err)
+	}
+	return r
+}
+
+// Response is a finished call.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test when it is not JSON.
+func (r Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %d body %q: %v", r.Status, r.Body, err)
+	}
+}
+
+// Map decodes the body into a map.
+func (r Response) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// Request describes a call. Body may be a string (sent as is) or any value (sent as JSON).
+type Request struct {
+	Method string
+	Path   string
+	Body   any
+	Auth   string // the whole Authorization header value; "" sends none
+	Header map[string]string
+}
+
+// Do sends req and checks the response against the OpenAPI document.
+func (a *API) Do(req Request) Response {
+	a.t.Helper()
+	var body io.Reader
+	switch b := req.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		body = bytes.NewReader(buf)
+	}
+	hr, err := http.NewRequest(req.Method, a.URL+req.Path, body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if req.Body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.Auth != "" {
+		hr.Header.Set("Authorization", req.Auth)
+	}
+	for k, v := range req.Header {
+		hr.Header.Set(k, v)
+	}
+	res, err := a.client.Do(hr)
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", req.Method, req.Path, err)
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	r := Response{Status: res.StatusCode, Header: res.Header, Body: out}
+	a.checkContract(hr, r)
+	return r
+}
+
+// checkContract fails the test when a response does not match the OpenAPI document.
+// Routes the document does not know (unknown paths, wrong methods) must be JSON errors.
+func (a *API) checkContract(hr *http.Request, r Response) {
+	a.t.Helper()
+	route, params, err := a.router.FindRoute(hr)
+	if err != nil {
+		var e map[string]any
+		if json.Unmarshal(r.Body, &e) != nil || e["object"] != "error" {
+			a.t.Errorf("%s %s: not in the OpenAPI document and not a JSON error: %d %s", hr.Method, hr.URL.Path, r.Status, r.Body)
+		}
+		return
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: hr, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}},
+		Status: r.Status, Header: r.Header, Body: io.NopCloser(bytes.NewReader(r.Body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		a.t.Errorf("%s %s → %d does not match the OpenAPI document: %v\nbody: %s", hr.Method, hr.URL.Path, r.Status, err, r.Body)
+	}
+}
+
+// Account is a created account with its keys.
+type Account struct {
+	ID      string
+	TestKey string
+	LiveKey string
+}
+
+// Test is the Authorization header of the test key.
+func (a Account) Test() string { return "Bearer " + a.TestKey }
+
+// Live is the Authorization header of the live key.
+func (a Account) Live() string { return "Bearer " + a.LiveKey }
+
+// NewAccount creates an account as `kwhouse accounts create` does.
+func (a *API) NewAccount(name string) Account {
+	a.t.Helper()
+	c, err := a.App.Accounts.Create(context.Background(), name)
+	if err != nil {
+		a.t.Fatalf("create account: %v", err)
+	}
+	return Account{ID: c.AccountID, TestKey: c.TestKey, LiveKey: c.LiveKey}
+}
