@@ -53,8 +53,11 @@ type cachedKey struct {
 	expires time.Time
 }
 
-// NewStore returns a Store on db.
+// NewStore returns a Store on db; now is the clock (time.Now when nil).
 func NewStore(db *chstore.DB, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
 	return &Store{db: db, now: now, cacheTTL: time.Minute, cache: map[string]cachedKey{}}
 }
 

@@ -92,8 +92,8 @@ func TestListsPageNewestFirstWithCursors(t *testing.T) {
 	for q, code := range map[string]string{
 		"?limit=0": "invalid_limit", "?limit=101": "invalid_limit", "?limit=x": "invalid_limit",
 		"?starting_after=" + ids[0] + "&ending_before=" + ids[1]: "conflicting_cursors",
-		"?starting_after=cus_000000000000000000000000":          "invalid_cursor",
-		"?starting_after=dev_000000000000000000000000":          "invalid_cursor",
+		"?starting_after=cus_000000000000000000000000":           "invalid_cursor",
+		"?starting_after=dev_000000000000000000000000":           "invalid_cursor",
 	} {
 		r := api.Do(testkit.Request{Method: "GET", Path: "/devices" + q, Auth: acc.Test()})
 		if r.Status != 400 || r.Map(t)["code"] != code {

@@ -1,0 +1,63 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kwhouse/kwhouse/config"
+)
+
+const secret = "0123456789abcdef0123456789abcdef"
+
+func TestEnvOverridesFileOverridesDefaults(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "kwhouse.yaml")
+	yaml := "clickhouse:\n  database: fromfile\nredis:\n  addr: 10.0.0.1:6379\nauth:\n  jwt_secret: " + secret + "\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KWHOUSE_REDIS_ADDR", "127.0.0.1:6380")
+	t.Setenv("KWHOUSE_HTTP_ADDR", "127.0.0.1:9999")
+	cfg, err := config.Load(config.New(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ClickHouse.Database != "fromfile" || cfg.Redis.Addr != "127.0.0.1:6380" || cfg.HTTP.Addr != "127.0.0.1:9999" {
+		t.Errorf("got database %q redis %q http %q", cfg.ClickHouse.Database, cfg.Redis.Addr, cfg.HTTP.Addr)
+	}
+	if cfg.ClickHouse.Addr != "127.0.0.1:9000" || cfg.Ingest.MaxRecordsPerRequest != 10000 {
+		t.Errorf("defaults lost: %+v", cfg.ClickHouse)
+	}
+}
+
+func TestBadValuesFailNamingTheKey(t *testing.T) {
+	for env, key := range map[string]string{
+		"KWHOUSE_CLICKHOUSE_ADDR":     "clickhouse.addr",
+		"KWHOUSE_CLICKHOUSE_DATABASE": "clickhouse.database",
+		"KWHOUSE_REDIS_ADDR":          "redis.addr",
+		"KWHOUSE_HTTP_ADDR":           "http.addr",
+		"KWHOUSE_LOG_LEVEL":           "log.level",
+	} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv("KWHOUSE_AUTH_JWT_SECRET", secret)
+			t.Setenv(env, "not valid; drop table")
+			_, err := config.Load(config.New(), "")
+			if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), env) {
+				t.Fatalf("error %v, want one naming %s and %s", err, key, env)
+			}
+		})
+	}
+	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", "short")
+	if _, err := config.Load(config.New(), ""); err == nil || !strings.Contains(err.Error(), "auth.jwt_secret") {
+		t.Fatalf("short secret: %v", err)
+	}
+}
+
+func TestMissingNamedFileIsAnError(t *testing.T) {
+	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", secret)
+	if _, err := config.Load(config.New(), "/nonexistent/kwhouse.yaml"); err == nil {
+		t.Fatal("a config file named on the command line must exist")
+	}
+}
