@@ -26,7 +26,7 @@ func TestApplyCreatesTablesAndIsIdempotent(t *testing.T) {
 	if int(n) != len(migs) {
 		t.Fatalf("schema_migrations has %d versions, want %d", n, len(migs))
 	}
-	for _, table := range []string{"accounts", "api_keys", "documents"} {
+	for _, table := range []string{"accounts", "api_keys", "documents", "meter_records", "meter_batches", "device_last_seen"} {
 		var c uint64
 		if err := db.Conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = ?", db.Database, table).Scan(&c); err != nil {
 			t.Fatal(err)

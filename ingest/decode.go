@@ -1,0 +1,224 @@
+package ingest
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// rawRecord is a record as sent: every field as text, before validation.
+type rawRecord struct {
+	fields  [fieldCount]string
+	set     [fieldCount]bool
+	problem string // the first field-level problem (wrong type, unknown field)
+}
+
+// Record field numbers, in the order of fieldNames.
+const (
+	fLocationID = iota
+	fDeviceID
+	fSessionRef
+	fRecordRef
+	fDirection
+	fTariffRate
+	fMeasurand
+	fUnits
+	fValue
+	fConfidence
+	fStartTime
+	fEndTime
+	fieldCount
+)
+
+var fieldNames = [fieldCount]string{"location_id", "device_id", "session_reference_id", "record_reference_id",
+	"direction", "tariff_rate", "measurand", "units", "value", "confidence", "start_time", "end_time"}
+
+// numeric fields take JSON numbers; the rest take strings.
+var numeric = [fieldCount]bool{fValue: true, fConfidence: true}
+
+func fieldIndex(name string) int {
+	for i, n := range fieldNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeArray reads a JSON array of records, calling fn with each record's 1-based
+// number. Malformed JSON is a *SyntaxError; a well-formed element that is not a valid
+// record object is reported through the record's problem.
+func decodeArray(body []byte, fn func(num int, r *rawRecord) error) error {
+	s := &scanner{b: body}
+	s.ws()
+	if s.peek() != '[' {
+		return &NotArrayError{}
+	}
+	s.i++
+	s.ws()
+	if s.peek() == ']' {
+		s.i++
+		return s.end()
+	}
+	var r rawRecord
+	for num := 1; ; num++ {
+		s.ws()
+		if err := s.record(&r); err != nil {
+			return err
+		}
+		if err := fn(num, &r); err != nil {
+			return err
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return s.end()
+		default:
+			return s.fail("want ',' or ']' after a record")
+		}
+	}
+}
+
+// decodeNDJSON reads one record object per line; blank lines are skipped. A line that is
+// not one well-formed JSON object is a *SyntaxError naming the line.
+func decodeNDJSON(body []byte, fn func(num int, r *rawRecord) error) error {
+	var r rawRecord
+	num := 0
+	for line := 1; len(body) > 0; line++ {
+		var text []byte
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			text, body = body[:i], body[i+1:]
+		} else {
+			text, body = body, nil
+		}
+		s := &scanner{b: text}
+		s.ws()
+		if s.i == len(text) {
+			continue
+		}
+		if s.peek() != '{' {
+			return &SyntaxError{Offset: s.i, Msg: fmt.Sprintf("line %d is not a JSON object", line)}
+		}
+		if err := s.record(&r); err != nil {
+			return lineError(err, line)
+		}
+		if err := s.end(); err != nil {
+			return lineError(err, line)
+		}
+		num++
+		if err := fn(num, &r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func lineError(err error, line int) error {
+	if se, ok := err.(*SyntaxError); ok {
+		return &SyntaxError{Offset: se.Offset, Msg: fmt.Sprintf("line %d: %s", line, se.Msg)}
+	}
+	return err
+}
+
+// NotArrayError is a JSON body that is not an array.
+type NotArrayError struct{}
+
+func (*NotArrayError) Error() string { return "the body must be a JSON array of meter records" }
+
+func (s *scanner) end() error {
+	s.ws()
+	if s.i != len(s.b) {
+		return s.fail("unexpected data after the end")
+	}
+	return nil
+}
+
+// record reads one element into r, resetting it first.
+func (s *scanner) record(r *rawRecord) error {
+	*r = rawRecord{}
+	if s.peek() != '{' {
+		r.problem = "record is a JSON " + s.kind() + ", not an object"
+		return s.skip(0)
+	}
+	s.i++
+	s.ws()
+	if s.peek() == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		s.ws()
+		name, err := s.str()
+		if err != nil {
+			return err
+		}
+		s.ws()
+		if s.peek() != ':' {
+			return s.fail("want ':'")
+		}
+		s.i++
+		s.ws()
+		if err := s.field(r, name); err != nil {
+			return err
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.fail("want ',' or '}'")
+		}
+	}
+}
+
+func (s *scanner) field(r *rawRecord, name string) error {
+	f := fieldIndex(name)
+	if f < 0 {
+		r.note(fmt.Sprintf("unknown field %q", name))
+		return s.skip(0)
+	}
+	if s.peek() == 'n' { // null: as if absent
+		return s.literal("null")
+	}
+	var v string
+	var err error
+	switch {
+	case numeric[f] && (s.peek() == '-' || (s.peek() >= '0' && s.peek() <= '9')):
+		v, err = s.number()
+	case !numeric[f] && s.peek() == '"':
+		v, err = s.str()
+	default:
+		want := "string"
+		if numeric[f] {
+			want = "number"
+		}
+		r.note(fmt.Sprintf("%s must be a %s, not a JSON %s", name, want, s.kind()))
+		return s.skip(0)
+	}
+	if err != nil {
+		return err
+	}
+	if r.set[f] {
+		r.note(fmt.Sprintf("field %q appears twice", name))
+	}
+	r.fields[f], r.set[f] = v, true
+	return nil
+}
+
+func (r *rawRecord) note(problem string) {
+	if r.problem == "" {
+		r.problem = problem
+	}
+}
+
+// float parses a numeric field already checked for JSON number syntax.
+func float(text string) (float64, bool) {
+	v, err := strconv.ParseFloat(text, 64)
+	return v, err == nil
+}

@@ -1,0 +1,203 @@
+package ingest
+
+import (
+	"encoding/json"
+	"fmt"
+	"unsafe"
+)
+
+// scanner reads JSON from b without building a tree: records are flat objects, so a
+// purpose-built reader avoids the reflection and allocations of a general decoder.
+type scanner struct {
+	b []byte
+	i int
+}
+
+// SyntaxError is malformed JSON: the request is refused whole.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("malformed JSON at byte %d: %s", e.Offset, e.Msg)
+}
+
+func (s *scanner) fail(msg string) error { return &SyntaxError{Offset: s.i, Msg: msg} }
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// str reads a string value and returns its contents. Unescaped strings are returned as
+// views of the input (no copy); escaped ones are decoded.
+func (s *scanner) str() (string, error) {
+	if s.peek() != '"' {
+		return "", s.fail("want a string")
+	}
+	start := s.i + 1
+	escaped := false
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			if !escaped {
+				return unsafe.String(unsafe.SliceData(s.b[start:j]), j-start), nil
+			}
+			var out string
+			if err := json.Unmarshal(s.b[start-1:j+1], &out); err != nil {
+				s.i = start - 1
+				return "", s.fail("bad string escape")
+			}
+			return out, nil
+		case c == '\\':
+			escaped = true
+			j++
+		case c < 0x20:
+			s.i = j
+			return "", s.fail("control character in string")
+		}
+	}
+	s.i = len(s.b)
+	return "", s.fail("unterminated string")
+}
+
+// number reads a JSON number and returns its text.
+func (s *scanner) number() (string, error) {
+	start := s.i
+	if s.peek() == '-' {
+		s.i++
+	}
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.peek() == '0' {
+		s.i++
+	} else if digits() == 0 {
+		return "", s.fail("bad number")
+	}
+	if s.peek() == '.' {
+		s.i++
+		if digits() == 0 {
+			return "", s.fail("bad number")
+		}
+	}
+	if c := s.peek(); c == 'e' || c == 'E' {
+		s.i++
+		if c := s.peek(); c == '+' || c == '-' {
+			s.i++
+		}
+		if digits() == 0 {
+			return "", s.fail("bad number")
+		}
+	}
+	return unsafe.String(unsafe.SliceData(s.b[start:s.i]), s.i-start), nil
+}
+
+func (s *scanner) literal(word string) error {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return s.fail("invalid literal")
+	}
+	s.i += len(word)
+	return nil
+}
+
+// kind names the JSON type of the value at the cursor.
+func (s *scanner) kind() string {
+	switch c := s.peek(); {
+	case c == '"':
+		return "string"
+	case c == '{':
+		return "object"
+	case c == '[':
+		return "array"
+	case c == 't' || c == 'f':
+		return "boolean"
+	case c == 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// skip reads over any value, checking its syntax.
+func (s *scanner) skip(depth int) error {
+	if depth > 64 {
+		return s.fail("nested too deeply")
+	}
+	switch c := s.peek(); c {
+	case '"':
+		_, err := s.str()
+		return err
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	case '{', '[':
+		return s.skipContainer(c, depth)
+	case 0:
+		return s.fail("unexpected end of input")
+	}
+	_, err := s.number()
+	return err
+}
+
+func (s *scanner) skipContainer(open byte, depth int) error {
+	close := byte('}')
+	if open == '[' {
+		close = ']'
+	}
+	s.i++
+	s.ws()
+	if s.peek() == close {
+		s.i++
+		return nil
+	}
+	for {
+		s.ws()
+		if open == '{' {
+			if _, err := s.str(); err != nil {
+				return err
+			}
+			s.ws()
+			if s.peek() != ':' {
+				return s.fail("want ':'")
+			}
+			s.i++
+			s.ws()
+		}
+		if err := s.skip(depth + 1); err != nil {
+			return err
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case close:
+			s.i++
+			return nil
+		default:
+			return s.fail("want ',' or '" + string(close) + "'")
+		}
+	}
+}
