@@ -21,6 +21,7 @@ import (
 	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/docstore"
 	"github.com/kwhouse/kwhouse/httpapi"
+	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/rediscache"
 	"github.com/kwhouse/kwhouse/schema"
 )
@@ -33,6 +34,8 @@ type App struct {
 	Cache    *rediscache.Cache
 	Accounts *accounts.Store
 	Catalog  *catalog.Catalog
+	Ingest   *ingest.Service
+	Writer   *ingest.Writer
 	API      *httpapi.Server
 	Now      func() time.Time
 
@@ -74,6 +77,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Accounts = accounts.NewStore(db, now)
 	docs := docstore.New(db, a.Cache, now)
 	a.Catalog = catalog.New(docs)
+	ic := cfg.Ingest
+	a.Writer = ingest.NewWriter(db, ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
+		Flushers: ic.Flushers, QueueLength: ic.QueueLength}, log)
+	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, now)
+	a.Catalog.SetDeviceActivity(a.Ingest)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.API = httpapi.New(httpapi.Deps{
@@ -86,6 +94,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		Registry:     reg,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
 		Now:          now,
+
+		Ingest:             a.Ingest,
+		IngestMaxBodyBytes: ic.MaxBodyBytes,
 	})
 	return a, nil
 }
@@ -119,7 +130,9 @@ func (a *App) Serve(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), a.Config.HTTP.ShutdownTimeout)
 	defer cancel()
 	stop()
-	if err := a.server.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err := a.server.Shutdown(sctx)
+	a.Writer.Close() // every accepted record is flushed before the process ends
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shut down http: %w", err)
 	}
 	return nil
@@ -146,5 +159,6 @@ func (a *App) Close() error {
 	if a.stop != nil {
 		a.stop()
 	}
+	a.Writer.Close()
 	return errors.Join(a.Cache.Close(), a.DB.Close())
 }

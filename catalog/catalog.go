@@ -38,8 +38,9 @@ type LocationTariffs struct {
 // Catalog serves customers, locations, devices and events.
 type Catalog struct {
 	docs    *docstore.Store
-	tariffs TariffView
-	zones   *ZoneFinder
+	tariffs  TariffView
+	zones    *ZoneFinder
+	activity DeviceActivity
 }
 
 // New returns a Catalog on docs. SetTariffView attaches tariff knowledge later.

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/docstore"
@@ -84,7 +85,12 @@ func (c *Catalog) saveDevice(ctx context.Context, scope kwhouse.Scope, doc docst
 // GetDevice returns a device.
 func (c *Catalog) GetDevice(ctx context.Context, scope kwhouse.Scope, id string) (Device, error) {
 	_, d, err := c.loadDevice(ctx, scope, id)
-	return d, err
+	if err != nil {
+		return d, err
+	}
+	devs := []Device{d}
+	err = c.withLastSeen(ctx, scope, devs)
+	return devs[0], err
 }
 
 func (c *Catalog) loadDevice(ctx context.Context, scope kwhouse.Scope, id string) (docstore.Doc, Device, error) {
@@ -108,7 +114,7 @@ func (c *Catalog) ListDevices(ctx context.Context, scope kwhouse.Scope, q ListQu
 			return nil, false, err
 		}
 	}
-	return out, more, nil
+	return out, more, c.withLastSeen(ctx, scope, out)
 }
 
 // DeleteDevice deletes a device. Its meter records stay (they are history).
@@ -118,4 +124,34 @@ func (c *Catalog) DeleteDevice(ctx context.Context, scope kwhouse.Scope, id stri
 		return err
 	}
 	return Commit(ctx, c.docs, scope, Change{Doc: tombstone(doc), EventType: "device.delete", EventData: d})
+}
+
+// DeviceActivity tells when devices last sent readings; the ingest service provides it.
+type DeviceActivity interface {
+	LastSeen(ctx context.Context, scope kwhouse.Scope, ids []string) (map[string]time.Time, error)
+}
+
+// SetDeviceActivity makes devices show last_seen.
+func (c *Catalog) SetDeviceActivity(a DeviceActivity) { c.activity = a }
+
+// withLastSeen fills last_seen of devs.
+func (c *Catalog) withLastSeen(ctx context.Context, scope kwhouse.Scope, devs []Device) error {
+	if c.activity == nil || len(devs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(devs))
+	for i := range devs {
+		ids[i] = devs[i].ID
+	}
+	seen, err := c.activity.LastSeen(ctx, scope, ids)
+	if err != nil {
+		return err
+	}
+	for i := range devs {
+		if t, ok := seen[devs[i].ID]; ok {
+			ts := Timestamp(t)
+			devs[i].LastSeen = &ts
+		}
+	}
+	return nil
 }

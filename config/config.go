@@ -60,8 +60,12 @@ type Auth struct {
 
 // Ingest configures the meter record write path.
 type Ingest struct {
-	MaxRecordsPerRequest int   `mapstructure:"max_records_per_request"`
-	MaxBodyBytes         int64 `mapstructure:"max_body_bytes"`
+	MaxRecordsPerRequest int           `mapstructure:"max_records_per_request"`
+	MaxBodyBytes         int64         `mapstructure:"max_body_bytes"`
+	FlushRows            int           `mapstructure:"flush_rows"`
+	FlushInterval        time.Duration `mapstructure:"flush_interval"`
+	Flushers             int           `mapstructure:"flushers"`
+	QueueLength          int           `mapstructure:"queue_length"`
 }
 
 // Log configures structured logging.
@@ -93,6 +97,10 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("auth.token_ttl", time.Hour)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
+	v.SetDefault("ingest.flush_rows", 100000)
+	v.SetDefault("ingest.flush_interval", 5*time.Millisecond)
+	v.SetDefault("ingest.flushers", 2)
+	v.SetDefault("ingest.queue_length", 64)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "json")
 }

@@ -66,6 +66,18 @@ func (c *Config) Validate() error {
 	if c.Ingest.MaxBodyBytes < c.HTTP.MaxBodyBytes {
 		add("ingest.max_body_bytes", "must be at least http.max_body_bytes")
 	}
+	if c.Ingest.FlushRows < 1 {
+		add("ingest.flush_rows", "must be at least 1")
+	}
+	if c.Ingest.FlushInterval <= 0 || c.Ingest.FlushInterval > 10e9 {
+		add("ingest.flush_interval", "must be within (0, 10s]")
+	}
+	if c.Ingest.Flushers < 1 || c.Ingest.Flushers > 64 {
+		add("ingest.flushers", "must be 1..64")
+	}
+	if c.Ingest.QueueLength < 1 {
+		add("ingest.queue_length", "must be at least 1")
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.Log.Level)); err != nil {
 		add("log.level", "want debug, info, warn or error, got %q", c.Log.Level)

@@ -69,11 +69,12 @@ type Store struct {
 	cache Cache
 	now   func() time.Time
 	locks *keyedMutex
+	known *knownIDs
 }
 
 // New returns a Store on db and cache (use NoCache{} for none).
 func New(db *chstore.DB, cache Cache, now func() time.Time) *Store {
-	return &Store{db: db, cache: cache, now: now, locks: newKeyedMutex()}
+	return &Store{db: db, cache: cache, now: now, locks: newKeyedMutex(), known: newKnownIDs(time.Minute)}
 }
 
 // Now returns the store's clock reading.

@@ -174,3 +174,42 @@ func sortedColumns(m map[Column]string) []Column {
 	}
 	return out
 }
+
+// ExistingIDs returns which of ids are current, undeleted documents of kind in scope.
+// Positive answers are remembered for a minute (this process forgets them on delete),
+// which keeps id checks off the ingest hot path.
+func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (map[string]bool, error) {
+	found := make(map[string]bool, len(ids))
+	var ask []string
+	for _, id := range ids {
+		if s.known.has(scope, id, s.now()) {
+			found[id] = true
+		} else {
+			ask = append(ask, id)
+		}
+	}
+	const chunk = 1000
+	for from := 0; from < len(ask); from += chunk {
+		part := ask[from:min(from+chunk, len(ask))]
+		rows, err := s.db.Conn.Query(s.db.ReadContext(ctx),
+			`SELECT id FROM documents WHERE account_id = ? AND live_mode = ? AND kind = ? AND id IN (?)
+			 GROUP BY id HAVING argMax(deleted, version) = 0`, scope.AccountID, boolByte(scope.LiveMode), kind, part)
+		if err != nil {
+			return nil, chstore.Classify(fmt.Errorf("check %s ids: %w", kind, err))
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("scan %s id: %w", kind, err)
+			}
+			found[id] = true
+			s.known.add(scope, id, s.now())
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, chstore.Classify(err)
+		}
+	}
+	return found, nil
+}

@@ -48,6 +48,7 @@ func (s *Store) refreshCache(ctx context.Context, docs []Doc) {
 			continue // events are read through lists, never cached one by one
 		}
 		if d.Deleted {
+			s.known.forget(d.Scope, d.ID)
 			s.cache.Del(ctx, s.cacheKey(d.ID))
 			continue
 		}

@@ -42,6 +42,11 @@ func decodeBody(c *gin.Context, v any) error {
 		}
 		return kwhouse.Invalid("unreadable_body", "", "could not read the request body: %v", err)
 	}
+	return decodeJSON(body, v)
+}
+
+// decodeJSON decodes a JSON object strictly into v.
+func decodeJSON(body []byte, v any) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return kwhouse.Invalid("invalid_json", "", "the request body must be a JSON object")
 	}

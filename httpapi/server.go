@@ -15,6 +15,7 @@ import (
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/accounts"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/ingest"
 )
 
 // Checker reports whether a backing store answers.
@@ -24,15 +25,17 @@ type Checker interface {
 
 // Deps are the parts the API serves from.
 type Deps struct {
-	Accounts     *accounts.Store
-	Tokens       *accounts.Tokens
-	Catalog      *catalog.Catalog
-	ClickHouse   Checker
-	Redis        Checker
-	Log          *slog.Logger
-	Registry     *prometheus.Registry
-	MaxBodyBytes int64
-	Now          func() time.Time
+	Accounts           *accounts.Store
+	Tokens             *accounts.Tokens
+	Catalog            *catalog.Catalog
+	ClickHouse         Checker
+	Redis              Checker
+	Log                *slog.Logger
+	Registry           *prometheus.Registry
+	MaxBodyBytes       int64
+	Now                func() time.Time
+	Ingest             *ingest.Service
+	IngestMaxBodyBytes int64
 	// LocationDeleteHooks remove what belongs to a location when it is deleted.
 	LocationDeleteHooks []catalog.LocationDeleteHook
 }
@@ -76,6 +79,11 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metrics.handler())
 	e.GET("/openapi.json", s.openAPI)
 	e.GET("/login", s.wrap(s.login))
+
+	m := e.Group("/meters", s.authenticate) // meter bodies have their own, larger limit
+	m.PUT("/interval", s.wrap(s.putInterval))
+	m.PUT("/cumulative/epoch", s.wrap(s.putCumulative))
+	m.GET("/batch", s.wrap(s.getBatch))
 
 	a := e.Group("/", s.authenticate, s.limitBody(s.deps.MaxBodyBytes))
 	a.POST("/customers", s.wrap(s.createCustomer))

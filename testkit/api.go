@@ -50,7 +50,8 @@ func StartAPI(t testing.TB, opt APIOptions) *API {
 		ClickHouse: ch,
 		Redis:      rc,
 		Auth:       config.Auth{JWTSecret: "test-secret-0123456789abcdef0123456789", TokenTTL: time.Hour},
-		Ingest:     config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20},
+		Ingest: config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000,
+			FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
 		Log:        config.Log{Level: "info", Format: "text"},
 	}
 	if opt.Configure != nil {

@@ -1,0 +1,87 @@
+package httpapi
+
+import (
+	"compress/gzip"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/ingest"
+)
+
+// putInterval stores interval records: a JSON array, or application/x-ndjson of any
+// length (up to the ingest body limit), optionally gzip-encoded.
+func (s *Server) putInterval(c *gin.Context) (int, any, error) {
+	body, err := readMeterBody(c, s.deps.IngestMaxBodyBytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	format := ingest.JSONArray
+	if mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mt == "application/x-ndjson" || mt == "application/jsonl" {
+		format = ingest.NDJSON
+	}
+	b, err := s.deps.Ingest.SubmitInterval(c.Request.Context(), scopeOf(c), body, format)
+	return http.StatusOK, b, err
+}
+
+func (s *Server) putCumulative(c *gin.Context) (int, any, error) {
+	body, err := readMeterBody(c, s.deps.IngestMaxBodyBytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	var in ingest.CumulativeInput
+	if err := decodeJSON(body, &in); err != nil {
+		return 0, nil, err
+	}
+	b, err := s.deps.Ingest.SubmitCumulative(c.Request.Context(), scopeOf(c), in)
+	return http.StatusOK, b, err
+}
+
+func (s *Server) getBatch(c *gin.Context) (int, any, error) {
+	id, ok := c.GetQuery("batch_id")
+	if !ok || id == "" {
+		return 0, nil, kwhouse.Invalid("parameter_missing", "batch_id", "batch_id is required")
+	}
+	if !kwhouse.ValidID(kwhouse.PrefixBatch, id) {
+		return 0, nil, kwhouse.NotFound("batch_id", id)
+	}
+	b, err := s.deps.Ingest.Batch(c.Request.Context(), scopeOf(c), id)
+	return http.StatusOK, b, err
+}
+
+// readMeterBody reads a body of at most limit bytes, decompressed when gzip-encoded (the
+// limit applies to the decompressed size too).
+func readMeterBody(c *gin.Context, limit int64) ([]byte, error) {
+	if c.Request.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	var r io.Reader = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	switch enc := strings.ToLower(c.GetHeader("Content-Encoding")); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, kwhouse.Invalid("invalid_encoding", "", "the body is not gzip: %v", err)
+		}
+		defer zr.Close()
+		r = io.LimitReader(zr, limit+1)
+	default:
+		return nil, kwhouse.Invalid("invalid_encoding", "", "Content-Encoding %q is not supported (use gzip)", enc)
+	}
+	body, err := io.ReadAll(r)
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, tooLarge(limit)
+	case err != nil:
+		return nil, kwhouse.Invalid("unreadable_body", "", "could not read the body: %v", err)
+	case int64(len(body)) > limit:
+		return nil, tooLarge(limit)
+	}
+	return body, nil
+}

@@ -1,0 +1,233 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+// CumulativeInput is the body of PUT /meters/cumulative/epoch: register readings of one
+// meter, each at a Unix time.
+type CumulativeInput struct {
+	LocationID         string            `json:"location_id"`
+	DeviceID           string            `json:"device_id"`
+	SessionReferenceID string            `json:"session_reference_id"`
+	Direction          string            `json:"direction"`
+	TariffRate         string            `json:"tariff_rate"`
+	Units              string            `json:"units"`
+	Data               []RegisterReading `json:"data"`
+}
+
+// RegisterReading is one register value.
+type RegisterReading struct {
+	Time              *int64   `json:"time"`
+	Value             *float64 `json:"value"`
+	RecordReferenceID string   `json:"record_reference_id"`
+}
+
+// validate checks the fields common to every reading and returns the register's key.
+func (in *CumulativeInput) validate(max int) (Record, float64, error) {
+	raw := rawRecord{}
+	set := func(f int, v string) {
+		if v != "" {
+			raw.fields[f], raw.set[f] = v, true
+		}
+	}
+	set(fLocationID, in.LocationID)
+	set(fDeviceID, in.DeviceID)
+	set(fDirection, in.Direction)
+	set(fTariffRate, in.TariffRate)
+	key := Record{LocationID: in.LocationID, DeviceID: in.DeviceID, SessionRef: in.SessionReferenceID}
+	switch {
+	case in.LocationID == "":
+		return key, 0, kwhouse.Invalid("parameter_missing", "location_id", "location_id is required")
+	case !kwhouse.ValidID(kwhouse.PrefixLocation, in.LocationID):
+		return key, 0, kwhouse.Invalid("invalid_id", "location_id", "not a location id")
+	case in.DeviceID != "" && !kwhouse.ValidID(kwhouse.PrefixDevice, in.DeviceID):
+		return key, 0, kwhouse.Invalid("invalid_id", "device_id", "not a device id")
+	case len(in.SessionReferenceID) > 255:
+		return key, 0, kwhouse.Invalid("string_too_long", "session_reference_id", "at most 255 characters")
+	case len(in.Data) == 0:
+		return key, 0, kwhouse.Invalid("parameter_missing", "data", "data needs at least one reading")
+	case len(in.Data) > max:
+		return key, 0, tooManyRecords(max)
+	}
+	if msg := key.setDirections(&raw); msg != "" {
+		param := "direction"
+		if strings.HasPrefix(msg, "tariff_rate") {
+			param = "tariff_rate"
+		}
+		return key, 0, kwhouse.Invalid("invalid_value", param, "%s", msg)
+	}
+	scale := 0.0
+	switch strings.ToUpper(in.Units) {
+	case "WH":
+		scale = 1
+	case "KWH":
+		scale = 1000
+	case "":
+		return key, 0, kwhouse.Invalid("parameter_missing", "units", "units is required (WH or KWH)")
+	default:
+		return key, 0, kwhouse.Invalid("invalid_value", "units", "units of a register must be WH or KWH")
+	}
+	return key, scale, nil
+}
+
+// register is a reading in Wh at a Unix time.
+type register struct {
+	num   int
+	time  int64
+	wh    float64
+	ref   string
+	valid bool
+}
+
+// SubmitCumulative turns register readings into interval records: readings are sorted by
+// time, each one after the first becomes the interval from the previous accepted reading
+// with their difference as energy. The first continues the register's last stored reading
+// before it. A decrease (meter reset) or a repeated time fails that reading.
+func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in CumulativeInput) (Batch, error) {
+	key, scale, err := in.validate(s.maxRecords)
+	if err != nil {
+		return Batch{}, err
+	}
+	if err := s.checkKeyOwner(ctx, scope, key); err != nil {
+		return Batch{}, err
+	}
+	p := &parsed{}
+	regs := make([]register, 0, len(in.Data))
+	for i, d := range in.Data {
+		num := i + 1
+		switch {
+		case d.Time == nil || d.Value == nil:
+			p.fail(num, d.RecordReferenceID, "time and value are required")
+		case *d.Time < minTime || *d.Time > maxTime:
+			p.fail(num, d.RecordReferenceID, "time must be a Unix time in seconds between 1970-01-02 and 2105-12-31")
+		case math.IsNaN(*d.Value) || math.IsInf(*d.Value, 0) || *d.Value < 0:
+			p.fail(num, d.RecordReferenceID, "value must be a finite number, not negative")
+		case len(d.RecordReferenceID) > 255:
+			p.fail(num, d.RecordReferenceID[:255], "record_reference_id is longer than 255 characters")
+		default:
+			regs = append(regs, register{num: num, time: *d.Time, wh: *d.Value * scale, ref: d.RecordReferenceID})
+		}
+	}
+	sort.SliceStable(regs, func(i, j int) bool { return regs[i].time < regs[j].time })
+	prev, err := s.lastRegister(ctx, scope, key, regs)
+	if err != nil {
+		return Batch{}, err
+	}
+	for i := range regs {
+		r := &regs[i]
+		switch {
+		case prev != nil && r.time == prev.time && r.wh == prev.wh:
+			p.submitted++ // the same reading sent again (a retry): nothing new
+			continue
+		case prev != nil && r.time == prev.time:
+			p.fail(r.num, r.ref, fmt.Sprintf("a reading at time %d already exists", r.time))
+			continue
+		case prev != nil && r.wh < prev.wh:
+			p.fail(r.num, r.ref, fmt.Sprintf("register went down from %g Wh to %g Wh (meter reset?): reading not used", prev.wh, r.wh))
+			continue
+		}
+		r.valid = true
+		if prev == nil {
+			p.submitted++ // the register's first reading: stored, no interval yet
+		} else {
+			rec := key
+			rec.Start, rec.End, rec.EnergyWh, rec.Confidence, rec.RecordRef = prev.time, r.time, r.wh-prev.wh, 1, r.ref
+			if time.Duration(rec.End-rec.Start)*time.Second > MaxRecordSpan {
+				r.valid = false
+				p.fail(r.num, r.ref, "more than 31 days after the previous reading")
+				continue
+			}
+			p.accept(r.num, rec)
+		}
+		prev = r
+	}
+	b, err := s.store(ctx, scope, p)
+	if err != nil {
+		return Batch{}, err
+	}
+	b.RecordsAccepted = b.RecordsSubmitted - len(b.FailedRecords)
+	if err := s.saveRegisters(ctx, scope, key, regs); err != nil {
+		return Batch{}, err
+	}
+	return b, nil
+}
+
+// lastRegister returns the latest stored reading before the first new one, or nil.
+func (s *Service) lastRegister(ctx context.Context, scope kwhouse.Scope, key Record, regs []register) (*register, error) {
+	if len(regs) == 0 {
+		return nil, nil
+	}
+	var t time.Time
+	var wh float64
+	db := s.writer.db
+	// FINAL with filters on sorting-key columns only: every version of a row shares them.
+	err := db.Conn.QueryRow(db.ReadContext(ctx), `SELECT time, value_wh FROM meter_registers FINAL
+		WHERE account_id = ? AND live_mode = ? AND location_id = ? AND device_id = ? AND direction = ?
+		  AND tariff_rate = ? AND time <= toDateTime(?, 'UTC') ORDER BY time DESC LIMIT 1`,
+		scope.AccountID, liveByte(scope), key.LocationID, key.DeviceID, DirectionName(key.Direction),
+		DirectionName(key.TariffRate), regs[0].time).Scan(&t, &wh)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, chstore.Classify(fmt.Errorf("last register reading: %w", err))
+	}
+	return &register{time: t.Unix(), wh: wh, num: 0}, nil
+}
+
+func (s *Service) saveRegisters(ctx context.Context, scope kwhouse.Scope, key Record, regs []register) error {
+	db := s.writer.db
+	b, err := db.Conn.PrepareBatch(db.WriteContext(ctx), `INSERT INTO meter_registers (account_id, live_mode,
+		location_id, device_id, direction, tariff_rate, time, value_wh, version) VALUES`)
+	if err != nil {
+		return chstore.Classify(fmt.Errorf("save register readings: %w", err))
+	}
+	n := 0
+	ver := s.versions(len(regs))
+	for i, r := range regs {
+		if !r.valid {
+			continue
+		}
+		n++
+		if err := b.Append(scope.AccountID, liveByte(scope), key.LocationID, key.DeviceID, key.Direction,
+			key.TariffRate, time.Unix(r.time, 0).UTC(), r.wh, ver+uint64(i)); err != nil {
+			return fmt.Errorf("save register reading: %w", err)
+		}
+	}
+	if n == 0 {
+		return b.Abort()
+	}
+	return chstore.Classify(b.Send())
+}
+
+// checkKeyOwner refuses a register whose location or device is not the caller's.
+func (s *Service) checkKeyOwner(ctx context.Context, scope kwhouse.Scope, key Record) error {
+	ok, err := s.owners.ExistingIDs(ctx, scope, "location", []string{key.LocationID})
+	if err != nil {
+		return err
+	}
+	if !ok[key.LocationID] {
+		return kwhouse.Invalid("resource_missing", "location_id", "no such location: %s", key.LocationID)
+	}
+	if key.DeviceID == "" {
+		return nil
+	}
+	if ok, err = s.owners.ExistingIDs(ctx, scope, "device", []string{key.DeviceID}); err != nil {
+		return err
+	}
+	if !ok[key.DeviceID] {
+		return kwhouse.Invalid("resource_missing", "device_id", "no such device: %s", key.DeviceID)
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+)
+
+// Owners tells which location and device ids exist in a scope (the catalog's documents).
+type Owners interface {
+	ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (map[string]bool, error)
+}
+
+// Service takes meter records from the API and the bulk loader.
+type Service struct {
+	writer     *Writer
+	owners     Owners
+	batches    *batchStore
+	seen       *lastSeenStore
+	now        func() time.Time
+	maxRecords int
+
+	verMu   sync.Mutex
+	lastVer uint64
+}
+
+// Config configures the service.
+type Config struct {
+	MaxRecordsPerRequest int
+}
+
+// NewService returns a Service writing through w.
+func NewService(w *Writer, owners Owners, cfg Config, now func() time.Time) *Service {
+	return &Service{writer: w, owners: owners, batches: &batchStore{db: w.db}, seen: &lastSeenStore{db: w.db},
+		now: now, maxRecords: cfg.MaxRecordsPerRequest}
+}
+
+// Format is how a body frames its records.
+type Format int
+
+// Body formats.
+const (
+	JSONArray Format = iota
+	NDJSON
+)
+
+// SubmitInterval validates and stores the records of body. Records that fail validation
+// are reported in the batch; the others are durable when it returns without error.
+func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body []byte, format Format) (Batch, error) {
+	p := &parsed{}
+	decode := decodeArray
+	if format == NDJSON {
+		decode = decodeNDJSON
+	}
+	err := decode(body, func(num int, r *rawRecord) error {
+		if format == JSONArray && num > s.maxRecords {
+			return tooManyRecords(s.maxRecords)
+		}
+		rec, problem := normalise(r)
+		if problem != "" {
+			p.fail(num, r.fields[fRecordRef], problem)
+			return nil
+		}
+		p.accept(num, rec)
+		return nil
+	})
+	if err != nil {
+		return Batch{}, bodyError(err)
+	}
+	return s.store(ctx, scope, p)
+}
+
+// parsed holds a request's records after validation.
+type parsed struct {
+	records   []Record
+	nums      []int // 1-based record numbers of records
+	failed    []FailedRecord
+	submitted int
+}
+
+func (p *parsed) accept(num int, rec Record) {
+	p.records, p.nums = append(p.records, rec), append(p.nums, num)
+	p.submitted++
+}
+
+func (p *parsed) fail(num int, ref, problem string) {
+	p.failed = append(p.failed, FailedRecord{RecordNum: num, RecordReferenceID: ref, Error: problem})
+	p.submitted++
+}
+
+// store checks ownership, writes the accepted records and the batch summary.
+func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed) (Batch, error) {
+	if err := s.checkOwners(ctx, scope, p); err != nil {
+		return Batch{}, err
+	}
+	b := Batch{ID: kwhouse.NewID(kwhouse.PrefixBatch), Object: "meter_batch", LiveMode: scope.LiveMode,
+		AccountID: scope.AccountID, RecordsSubmitted: p.submitted, RecordsAccepted: len(p.records),
+		RecordsProcessed: p.submitted, FailedRecords: p.failed, TimeCreated: s.now().UTC().Truncate(time.Second)}
+	sort.Slice(b.FailedRecords, func(i, j int) bool { return b.FailedRecords[i].RecordNum < b.FailedRecords[j].RecordNum })
+	if len(p.records) > 0 {
+		rows := &Rows{}
+		base := s.versions(len(p.records))
+		for i := range p.records {
+			rows.add(scope, &p.records[i], b.ID, base+uint64(i))
+		}
+		if err := s.writer.Write(ctx, rows); err != nil {
+			return Batch{}, err
+		}
+		if err := s.seen.touch(ctx, scope, p.records, b.TimeCreated); err != nil {
+			return Batch{}, err
+		}
+	}
+	if err := s.batches.save(ctx, scope, b); err != nil {
+		return Batch{}, err
+	}
+	return b, nil
+}
+
+// checkOwners fails the records whose location or device is not the caller's.
+func (s *Service) checkOwners(ctx context.Context, scope kwhouse.Scope, p *parsed) error {
+	locs, devs := map[string]bool{}, map[string]bool{}
+	for i := range p.records {
+		locs[p.records[i].LocationID] = true
+		if d := p.records[i].DeviceID; d != "" {
+			devs[d] = true
+		}
+	}
+	okLoc, err := s.owners.ExistingIDs(ctx, scope, "location", keys(locs))
+	if err != nil {
+		return err
+	}
+	okDev, err := s.owners.ExistingIDs(ctx, scope, "device", keys(devs))
+	if err != nil {
+		return err
+	}
+	kept, nums := p.records[:0], p.nums[:0]
+	for i, rec := range p.records {
+		switch {
+		case !okLoc[rec.LocationID]:
+			p.failed = append(p.failed, FailedRecord{RecordNum: p.nums[i], RecordReferenceID: rec.RecordRef,
+				Error: fmt.Sprintf("location_id %s: no such location", rec.LocationID)})
+		case rec.DeviceID != "" && !okDev[rec.DeviceID]:
+			p.failed = append(p.failed, FailedRecord{RecordNum: p.nums[i], RecordReferenceID: rec.RecordRef,
+				Error: fmt.Sprintf("device_id %s: no such device", rec.DeviceID)})
+		default:
+			kept, nums = append(kept, rec), append(nums, p.nums[i])
+		}
+	}
+	p.records, p.nums = kept, nums
+	return nil
+}
+
+// versions reserves n increasing row versions above every earlier one: a later request,
+// or a later record in the same body, replaces an earlier reading with the same key.
+func (s *Service) versions(n int) uint64 {
+	s.verMu.Lock()
+	defer s.verMu.Unlock()
+	base := uint64(s.now().UnixNano())
+	if base <= s.lastVer {
+		base = s.lastVer + 1
+	}
+	s.lastVer = base + uint64(n) - 1
+	return base
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func tooManyRecords(max int) error {
+	return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "too_many_records",
+		Message: fmt.Sprintf("a JSON array may hold at most %d records; send more as application/x-ndjson or in several requests", max)}
+}
+
+// bodyError maps decoding failures to 400s; others pass through.
+func bodyError(err error) error {
+	switch e := err.(type) {
+	case *SyntaxError:
+		return kwhouse.Invalid("invalid_json", "", "%s", e.Error())
+	case *NotArrayError:
+		return kwhouse.Invalid("invalid_body", "", "%s", e.Error())
+	}
+	return err
+}

@@ -1,0 +1,164 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+const insertRecordsSQL = `INSERT INTO meter_records (account_id, live_mode, location_id, device_id, direction,
+	tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id, record_reference_id,
+	batch_id, version) VALUES`
+
+// WriterConfig sets the group commit: a flush happens when MaxRows are waiting or the
+// oldest waiting rows are MaxDelay old; Flushers inserts may run at once; QueueLength
+// requests may wait (more block their senders: back-pressure, never a drop).
+type WriterConfig struct {
+	MaxRows     int
+	MaxDelay    time.Duration
+	Flushers    int
+	QueueLength int
+}
+
+// Writer stores rows in ClickHouse with group commit: concurrent requests share insert
+// blocks, and each request is answered once the block holding its rows is stored.
+type Writer struct {
+	db    *chstore.DB
+	cfg   WriterConfig
+	log   *slog.Logger
+	queue chan *job
+
+	mu     sync.RWMutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+type job struct {
+	rows *Rows
+	done chan error
+}
+
+// ErrClosed is returned for writes after Close.
+var ErrClosed = kwhouse.Unavailable("the meter writer", errors.New("shutting down"))
+
+// NewWriter starts the flush loops.
+func NewWriter(db *chstore.DB, cfg WriterConfig, log *slog.Logger) *Writer {
+	w := &Writer{db: db, cfg: cfg, log: log, queue: make(chan *job, cfg.QueueLength)}
+	for i := 0; i < cfg.Flushers; i++ {
+		w.wg.Add(1)
+		go w.loop()
+	}
+	return w
+}
+
+// Write stores rows and returns once they are durable, or with the error that kept them
+// out (a 503 when ClickHouse is unreachable). Rows larger than MaxRows go in parts.
+func (w *Writer) Write(ctx context.Context, rows *Rows) error {
+	for from := 0; from < rows.Len(); from += w.cfg.MaxRows {
+		if err := w.write(ctx, rows.slice(from, min(from+w.cfg.MaxRows, rows.Len()))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Writer) write(ctx context.Context, rows *Rows) error {
+	j := &job{rows: rows, done: make(chan error, 1)}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case w.queue <- j:
+		w.mu.RUnlock()
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return fmt.Errorf("queue meter records: %w", ctx.Err())
+	}
+	// Once queued the rows will be flushed even if the caller gives up; waiting for the
+	// outcome keeps "answered 2xx" equal to "stored".
+	return <-j.done
+}
+
+// Close stops taking writes, flushes everything queued and waits for it.
+func (w *Writer) Close() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.queue)
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+}
+
+func (w *Writer) loop() {
+	defer w.wg.Done()
+	for first := range w.queue {
+		jobs, n := []*job{first}, first.rows.Len()
+		timer := time.NewTimer(w.cfg.MaxDelay)
+	collect:
+		for n < w.cfg.MaxRows {
+			select {
+			case j, ok := <-w.queue:
+				if !ok {
+					break collect
+				}
+				jobs, n = append(jobs, j), n+j.rows.Len()
+			case <-timer.C:
+				break collect
+			}
+		}
+		timer.Stop()
+		err := w.flush(jobs)
+		for _, j := range jobs {
+			j.done <- err
+		}
+	}
+}
+
+func (w *Writer) flush(jobs []*job) error {
+	rows := jobs[0].rows
+	if len(jobs) > 1 {
+		rows = &Rows{}
+		for _, j := range jobs {
+			rows.appendAll(j.rows)
+		}
+	}
+	// The insert runs on its own context: a request that gave up must not cut short a
+	// block other requests are waiting on.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, block := range rows.byPartition(MaxPartitionsPerInsert) {
+		if err := w.insert(ctx, block); err != nil {
+			w.log.Warn("meter insert failed", "rows", block.Len(), "err", err)
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Writer) insert(ctx context.Context, r *Rows) error {
+	b, err := w.db.Conn.PrepareBatch(w.db.WriteContext(ctx), insertRecordsSQL)
+	if err != nil {
+		return chstore.Classify(fmt.Errorf("prepare meter insert: %w", err))
+	}
+	cols := []any{r.account, r.live, r.location, r.device, r.direction, r.tariffRate, r.start, r.end,
+		r.energy, r.confidence, r.session, r.recordRef, r.batch, r.version}
+	for i, c := range cols {
+		if err := b.Column(i).Append(c); err != nil {
+			_ = b.Abort()
+			return fmt.Errorf("meter insert column %d: %w", i, err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return chstore.Classify(fmt.Errorf("send meter insert of %d rows: %w", r.Len(), err))
+	}
+	return nil
+}
