@@ -135,3 +135,13 @@ func (db *DB) OnCluster() string {
 	}
 	return "ON CLUSTER " + db.Cluster
 }
+
+// Set binds values as a tuple for `col IN ?` (a plain slice binds as an array literal,
+// which IN does not take).
+func Set(values []string) clickhouse.GroupSet {
+	vs := make([]any, len(values))
+	for i, v := range values {
+		vs[i] = v
+	}
+	return clickhouse.GroupSet{Value: vs}
+}

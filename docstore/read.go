@@ -192,8 +192,8 @@ func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind strin
 	for from := 0; from < len(ask); from += chunk {
 		part := ask[from:min(from+chunk, len(ask))]
 		rows, err := s.db.Conn.Query(s.db.ReadContext(ctx),
-			`SELECT id FROM documents WHERE account_id = ? AND live_mode = ? AND kind = ? AND id IN (?)
-			 GROUP BY id HAVING argMax(deleted, version) = 0`, scope.AccountID, boolByte(scope.LiveMode), kind, part)
+			`SELECT id FROM documents WHERE account_id = ? AND live_mode = ? AND kind = ? AND id IN ?
+			 GROUP BY id HAVING argMax(deleted, version) = 0`, scope.AccountID, boolByte(scope.LiveMode), kind, chstore.Set(part))
 		if err != nil {
 			return nil, chstore.Classify(fmt.Errorf("check %s ids: %w", kind, err))
 		}

@@ -41,7 +41,7 @@ func (s *Service) LastSeen(ctx context.Context, scope kwhouse.Scope, ids []strin
 		return out, nil
 	}
 	rows, err := s.seen.db.Conn.Query(s.seen.db.ReadContext(ctx), `SELECT device_id, max(last_seen) FROM device_last_seen
-		WHERE account_id = ? AND live_mode = ? AND device_id IN (?) GROUP BY device_id`, scope.AccountID, liveByte(scope), ids)
+		WHERE account_id = ? AND live_mode = ? AND device_id IN ? GROUP BY device_id`, scope.AccountID, liveByte(scope), chstore.Set(ids))
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("last seen of devices: %w", err))
 	}

@@ -100,6 +100,9 @@ func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed) (Ba
 	b := Batch{ID: kwhouse.NewID(kwhouse.PrefixBatch), Object: "meter_batch", LiveMode: scope.LiveMode,
 		AccountID: scope.AccountID, RecordsSubmitted: p.submitted, RecordsAccepted: len(p.records),
 		RecordsProcessed: p.submitted, FailedRecords: p.failed, TimeCreated: s.now().UTC().Truncate(time.Second)}
+	if b.FailedRecords == nil {
+		b.FailedRecords = []FailedRecord{}
+	}
 	sort.Slice(b.FailedRecords, func(i, j int) bool { return b.FailedRecords[i].RecordNum < b.FailedRecords[j].RecordNum })
 	if len(p.records) > 0 {
 		rows := &Rows{}

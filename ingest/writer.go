@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -37,6 +38,20 @@ type Writer struct {
 	mu     sync.RWMutex
 	closed bool
 	wg     sync.WaitGroup
+
+	flushes, inserts, rows atomic.Int64
+}
+
+// WriterStats count the writer's work since it started.
+type WriterStats struct {
+	Flushes int64 // group commits: requests answered together
+	Inserts int64 // insert blocks sent (a flush over many days may send several)
+	Rows    int64 // rows stored
+}
+
+// Stats returns the counters.
+func (w *Writer) Stats() WriterStats {
+	return WriterStats{Flushes: w.flushes.Load(), Inserts: w.inserts.Load(), Rows: w.rows.Load()}
 }
 
 type job struct {
@@ -135,11 +150,14 @@ func (w *Writer) flush(jobs []*job) error {
 	// block other requests are waiting on.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	w.flushes.Add(1)
 	for _, block := range rows.byPartition(MaxPartitionsPerInsert) {
 		if err := w.insert(ctx, block); err != nil {
 			w.log.Warn("meter insert failed", "rows", block.Len(), "err", err)
 			return err
 		}
+		w.inserts.Add(1)
+		w.rows.Add(int64(block.Len()))
 	}
 	return nil
 }
