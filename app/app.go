@@ -162,3 +162,35 @@ func (a *App) Close() error {
 	a.Writer.Close()
 	return errors.Join(a.Cache.Close(), a.DB.Close())
 }
+
+// Loader is what `kwhouse ingest` needs: the ingest service on its own stores.
+type Loader struct {
+	Ingest *ingest.Service
+	DB     *chstore.DB
+	writer *ingest.Writer
+}
+
+// OpenLoader opens ClickHouse with the schema applied and an ingest service that checks
+// ids straight against ClickHouse (no Redis needed).
+func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loader, error) {
+	db, err := chstore.Open(ctx, cfg.ClickHouse)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse at %s: %w", cfg.ClickHouse.Addr, err)
+	}
+	if err := schema.Apply(ctx, db, log); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("apply schema: %w", err)
+	}
+	ic := cfg.Ingest
+	w := ingest.NewWriter(db, ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
+		Flushers: ic.Flushers, QueueLength: ic.QueueLength}, log)
+	docs := docstore.New(db, docstore.NoCache{}, time.Now)
+	svc := ingest.NewService(w, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, time.Now)
+	return &Loader{Ingest: svc, DB: db, writer: w}, nil
+}
+
+// Close flushes and closes.
+func (l *Loader) Close() error {
+	l.writer.Close()
+	return l.DB.Close()
+}

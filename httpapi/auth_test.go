@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/testkit"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 func TestAuthRequiresCredentialsOnEveryResourceRoute(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	for _, path := range []string{"/customers", "/locations", "/devices", "/events"} {
 		for _, auth := range []string{"", "Bearer ", "Bearer sk_test_0000", "Bearer not.a.jwt", "Basic Zm9vOmJhcg=="} {
-			r := api.Do(testkit.Request{Method: "GET", Path: path, Auth: auth})
+			r := api.Do(apitest.Request{Method: "GET", Path: path, Auth: auth})
 			if r.Status != http.StatusUnauthorized {
 				t.Errorf("GET %s with %q: status %d, want 401", path, auth, r.Status)
 			}
@@ -22,14 +23,14 @@ func TestAuthRequiresCredentialsOnEveryResourceRoute(t *testing.T) {
 
 func TestLoginIssuesTokenThatActsInTheKeysMode(t *testing.T) {
 	clock := &testkit.Clock{}
-	api := testkit.StartAPI(t, testkit.APIOptions{Now: clock.Now})
+	api := apitest.Start(t, apitest.Options{Now: clock.Now})
 	acc := api.NewAccount("acme")
 
 	for _, tc := range []struct {
 		key  string
 		live bool
 	}{{acc.TestKey, false}, {acc.LiveKey, true}} {
-		r := api.Do(testkit.Request{Method: "GET", Path: "/login", Auth: basic(acc.ID, tc.key)})
+		r := api.Do(apitest.Request{Method: "GET", Path: "/login", Auth: basic(acc.ID, tc.key)})
 		if r.Status != 200 {
 			t.Fatalf("login: %d %s", r.Status, r.Body)
 		}
@@ -42,22 +43,22 @@ func TestLoginIssuesTokenThatActsInTheKeysMode(t *testing.T) {
 		if tok.LiveMode != tc.live || tok.ExpiresIn != 3600 || tok.BearerToken == "" {
 			t.Fatalf("token %+v, want live_mode %v and expires_in 3600", tok, tc.live)
 		}
-		cu := api.Do(testkit.Request{Method: "POST", Path: "/customers", Auth: "Bearer " + tok.BearerToken, Body: map[string]any{}}).Map(t)
+		cu := api.Do(apitest.Request{Method: "POST", Path: "/customers", Auth: "Bearer " + tok.BearerToken, Body: map[string]any{}}).Map(t)
 		if cu["live_mode"] != tc.live {
 			t.Errorf("customer created with a token of the %v key has live_mode %v", tc.live, cu["live_mode"])
 		}
 	}
 
-	r := api.Do(testkit.Request{Method: "GET", Path: "/login", Auth: basic(acc.ID, acc.TestKey)})
+	r := api.Do(apitest.Request{Method: "GET", Path: "/login", Auth: basic(acc.ID, acc.TestKey)})
 	token := "Bearer " + r.Map(t)["bearer_token"].(string)
 	clock.Advance(time.Hour + time.Second)
-	if r := api.Do(testkit.Request{Method: "GET", Path: "/customers", Auth: token}); r.Status != 401 {
+	if r := api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: token}); r.Status != 401 {
 		t.Errorf("expired token: status %d, want 401", r.Status)
 	}
 }
 
 func TestLoginRefusesWrongPairs(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	a, b := api.NewAccount("a"), api.NewAccount("b")
 	for name, auth := range map[string]string{
 		"no credentials":          "",
@@ -65,20 +66,20 @@ func TestLoginRefusesWrongPairs(t *testing.T) {
 		"unknown key":             basic(a.ID, "sk_test_"+"00000000000000000000000000000000"),
 		"bearer instead of basic": a.Test(),
 	} {
-		if r := api.Do(testkit.Request{Method: "GET", Path: "/login", Auth: auth}); r.Status != 401 {
+		if r := api.Do(apitest.Request{Method: "GET", Path: "/login", Auth: auth}); r.Status != 401 {
 			t.Errorf("%s: status %d, want 401", name, r.Status)
 		}
 	}
 }
 
 func TestAccountsAndModesNeverSeeEachOthersObjects(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	a, b := api.NewAccount("a"), api.NewAccount("b")
-	cu := api.Do(testkit.Request{Method: "POST", Path: "/customers", Auth: a.Test(), Body: map[string]any{"reference_id": "shared-ref"}}).Map(t)
+	cu := api.Do(apitest.Request{Method: "POST", Path: "/customers", Auth: a.Test(), Body: map[string]any{"reference_id": "shared-ref"}}).Map(t)
 	id := cu["id"].(string)
 
 	for name, auth := range map[string]string{"other account": b.Test(), "live mode of same account": a.Live()} {
-		for _, req := range []testkit.Request{
+		for _, req := range []apitest.Request{
 			{Method: "GET", Path: "/customers/" + id},
 			{Method: "PATCH", Path: "/customers/" + id, Body: map[string]any{"reference_id": "x"}},
 			{Method: "DELETE", Path: "/customers/" + id},
@@ -88,20 +89,20 @@ func TestAccountsAndModesNeverSeeEachOthersObjects(t *testing.T) {
 				t.Errorf("%s: %s %s status %d, want 404", name, req.Method, req.Path, r.Status)
 			}
 		}
-		list := api.Do(testkit.Request{Method: "GET", Path: "/customers", Auth: auth}).Map(t)
+		list := api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: auth}).Map(t)
 		if n := len(list["data"].([]any)); n != 0 {
 			t.Errorf("%s lists %d customers, want 0", name, n)
 		}
-		events := api.Do(testkit.Request{Method: "GET", Path: "/events?object_id=" + id, Auth: auth}).Map(t)
+		events := api.Do(apitest.Request{Method: "GET", Path: "/events?object_id=" + id, Auth: auth}).Map(t)
 		if n := len(events["data"].([]any)); n != 0 {
 			t.Errorf("%s sees %d events of the customer, want 0", name, n)
 		}
 		// The same reference_id is free in another scope.
-		if r := api.Do(testkit.Request{Method: "POST", Path: "/customers", Auth: auth, Body: map[string]any{"reference_id": "shared-ref"}}); r.Status != 200 {
+		if r := api.Do(apitest.Request{Method: "POST", Path: "/customers", Auth: auth, Body: map[string]any{"reference_id": "shared-ref"}}); r.Status != 200 {
 			t.Errorf("%s: reference_id of another scope refused: %d %s", name, r.Status, r.Body)
 		}
 	}
-	if r := api.Do(testkit.Request{Method: "GET", Path: "/customers/" + id, Auth: a.Test()}); r.Status != 200 {
+	if r := api.Do(apitest.Request{Method: "GET", Path: "/customers/" + id, Auth: a.Test()}); r.Status != 200 {
 		t.Errorf("owner lost its customer: %d", r.Status)
 	}
 }

@@ -5,14 +5,15 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/testkit"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 func TestEveryChangeEmitsAnEvent(t *testing.T) {
 	clock := &testkit.Clock{}
-	api := testkit.StartAPI(t, testkit.APIOptions{Now: clock.Now})
+	api := apitest.Start(t, apitest.Options{Now: clock.Now})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) testkit.Response {
-		return api.Do(testkit.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
+	do := func(method, path string, body any) apitest.Response {
+		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
 	}
 	dev := do("POST", "/devices", map[string]any{"reference_id": "ev-1"}).Map(t)["id"].(string)
 	do("PATCH", "/devices/"+dev, map[string]any{"reference_id": "ev-2"})

@@ -12,30 +12,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kwhouse/kwhouse/testkit"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 // meterEnv is an API with an account, a location and a device.
 type meterEnv struct {
-	api *testkit.API
-	acc testkit.Account
+	api *apitest.API
+	acc apitest.Account
 	loc string
 	dev string
 }
 
 func newMeterEnv(t *testing.T) *meterEnv {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("fleet")
-	loc := api.Do(testkit.Request{Method: "POST", Path: "/locations", Auth: acc.Test(),
+	loc := api.Do(apitest.Request{Method: "POST", Path: "/locations", Auth: acc.Test(),
 		Body: map[string]any{"postal_address": map[string]any{"country_code": "GB"}}}).Map(t)["id"].(string)
-	dev := api.Do(testkit.Request{Method: "POST", Path: "/devices", Auth: acc.Test(),
+	dev := api.Do(apitest.Request{Method: "POST", Path: "/devices", Auth: acc.Test(),
 		Body: map[string]any{"reference_id": "ev-charger"}}).Map(t)["id"].(string)
 	return &meterEnv{api: api, acc: acc, loc: loc, dev: dev}
 }
 
-func (e *meterEnv) put(t *testing.T, body any, header map[string]string) testkit.Response {
+func (e *meterEnv) put(t *testing.T, body any, header map[string]string) apitest.Response {
 	t.Helper()
-	return e.api.Do(testkit.Request{Method: "PUT", Path: "/meters/interval", Auth: e.acc.Test(), Body: body, Header: header})
+	return e.api.Do(apitest.Request{Method: "PUT", Path: "/meters/interval", Auth: e.acc.Test(), Body: body, Header: header})
 }
 
 // stored returns the count and Wh sum of the account's current readings, as cost queries
@@ -75,7 +75,7 @@ func rec(loc, start, end string, units string, value float64, extra map[string]a
 func TestIntervalRecordsGoodStoredBadReported(t *testing.T) {
 	e := newMeterEnv(t)
 	other := e.api.NewAccount("other")
-	foreignLoc := e.api.Do(testkit.Request{Method: "POST", Path: "/locations", Auth: other.Test(),
+	foreignLoc := e.api.Do(apitest.Request{Method: "POST", Path: "/locations", Auth: other.Test(),
 		Body: map[string]any{"postal_address": map[string]any{"country_code": "GB"}}}).Map(t)["id"].(string)
 	body := []map[string]any{
 		// 1: straddles midnight, 1.2 kWh.
@@ -117,16 +117,16 @@ func TestIntervalRecordsGoodStoredBadReported(t *testing.T) {
 	if err := e.api.App.DB.Conn.QueryRow(context.Background(), "SELECT toString(direction), toString(tariff_rate) FROM meter_records WHERE account_id = ? AND energy_wh = 300", e.acc.ID).Scan(&dir, &rate); err != nil || dir != "EXPORT" || rate != "LOCAL" {
 		t.Errorf("export record stored as %s/%s (%v)", dir, rate, err)
 	}
-	got := e.api.Do(testkit.Request{Method: "GET", Path: "/meters/batch?batch_id=" + b.ID, Auth: e.acc.Test()})
+	got := e.api.Do(apitest.Request{Method: "GET", Path: "/meters/batch?batch_id=" + b.ID, Auth: e.acc.Test()})
 	var gb batchBody
 	got.JSON(t, &gb)
 	if got.Status != 200 || gb.ID != b.ID || gb.RecordsAccepted != 3 || len(gb.FailedRecords) != 3 {
 		t.Errorf("GET /meters/batch: %d %s", got.Status, got.Body)
 	}
-	if r := e.api.Do(testkit.Request{Method: "GET", Path: "/meters/batch?batch_id=" + b.ID, Auth: other.Test()}); r.Status != 404 {
+	if r := e.api.Do(apitest.Request{Method: "GET", Path: "/meters/batch?batch_id=" + b.ID, Auth: other.Test()}); r.Status != 404 {
 		t.Errorf("another account reads the batch: %d", r.Status)
 	}
-	dev := e.api.Do(testkit.Request{Method: "GET", Path: "/devices/" + e.dev, Auth: e.acc.Test()}).Map(t)
+	dev := e.api.Do(apitest.Request{Method: "GET", Path: "/devices/" + e.dev, Auth: e.acc.Test()}).Map(t)
 	if ls, ok := dev["last_seen"].(string); !ok || ls == "" {
 		t.Errorf("device last_seen not set after ingestion: %v", dev)
 	}
@@ -314,7 +314,7 @@ func TestCumulativeRegisterContinuesAcrossRequests(t *testing.T) {
 	e := newMeterEnv(t)
 	put := func(data []map[string]any) batchBody {
 		t.Helper()
-		r := e.api.Do(testkit.Request{Method: "PUT", Path: "/meters/cumulative/epoch", Auth: e.acc.Test(), Body: map[string]any{
+		r := e.api.Do(apitest.Request{Method: "PUT", Path: "/meters/cumulative/epoch", Auth: e.acc.Test(), Body: map[string]any{
 			"location_id": e.loc, "device_id": e.dev, "units": "KWH", "data": data}})
 		if r.Status != 200 {
 			t.Fatalf("cumulative: %d %s", r.Status, r.Body)

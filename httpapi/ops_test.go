@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/kwhouse/kwhouse/httpapi"
-	"github.com/kwhouse/kwhouse/testkit"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 func TestOpenAPIDocumentCoversEveryRoute(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
-	r := api.Do(testkit.Request{Method: "GET", Path: "/openapi.json"})
+	api := apitest.Start(t, apitest.Options{})
+	r := api.Do(apitest.Request{Method: "GET", Path: "/openapi.json"})
 	if r.Status != 200 {
 		t.Fatalf("GET /openapi.json: %d", r.Status)
 	}
@@ -36,11 +36,11 @@ func TestOpenAPIDocumentCoversEveryRoute(t *testing.T) {
 }
 
 func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	api.Do(testkit.Request{Method: "GET", Path: "/customers", Auth: acc.Test()})
-	api.Do(testkit.Request{Method: "GET", Path: "/customers/cus_000000000000000000000000", Auth: acc.Test()})
-	r := api.Do(testkit.Request{Method: "GET", Path: "/metrics"})
+	api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: acc.Test()})
+	api.Do(apitest.Request{Method: "GET", Path: "/customers/cus_000000000000000000000000", Auth: acc.Test()})
+	r := api.Do(apitest.Request{Method: "GET", Path: "/metrics"})
 	body := string(r.Body)
 	for _, want := range []string{
 		`kwhouse_http_requests_total{method="GET",route="/customers",status="200"} 1`,
@@ -54,11 +54,11 @@ func TestMetricsCountRequestsByRouteAndStatus(t *testing.T) {
 }
 
 func TestHealthAndReadiness(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
-	if r := api.Do(testkit.Request{Method: "GET", Path: "/healthz"}); r.Status != 200 {
+	api := apitest.Start(t, apitest.Options{})
+	if r := api.Do(apitest.Request{Method: "GET", Path: "/healthz"}); r.Status != 200 {
 		t.Errorf("healthz %d", r.Status)
 	}
-	r := api.Do(testkit.Request{Method: "GET", Path: "/readyz"})
+	r := api.Do(apitest.Request{Method: "GET", Path: "/readyz"})
 	if m := r.Map(t); r.Status != 200 || m["status"] != "ok" {
 		t.Errorf("readyz %d %v", r.Status, m)
 	}

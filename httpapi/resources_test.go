@@ -6,14 +6,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kwhouse/kwhouse/testkit"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 func TestCustomerLifecycle(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) testkit.Response {
-		return api.Do(testkit.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
+	do := func(method, path string, body any) apitest.Response {
+		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
 	}
 	cu := do("POST", "/customers", map[string]any{"reference_id": "CUS-1"}).Map(t)
 	id := cu["id"].(string)
@@ -53,15 +53,15 @@ func TestCustomerLifecycle(t *testing.T) {
 }
 
 func TestListsPageNewestFirstWithCursors(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
 	var ids []string // creation order
 	for i := 0; i < 5; i++ {
-		d := api.Do(testkit.Request{Method: "POST", Path: "/devices", Auth: acc.Test(), Body: map[string]any{"reference_id": fmt.Sprintf("dev-%d", i)}}).Map(t)
+		d := api.Do(apitest.Request{Method: "POST", Path: "/devices", Auth: acc.Test(), Body: map[string]any{"reference_id": fmt.Sprintf("dev-%d", i)}}).Map(t)
 		ids = append(ids, d["id"].(string))
 	}
 	page := func(q string) ([]string, bool) {
-		r := api.Do(testkit.Request{Method: "GET", Path: "/devices" + q, Auth: acc.Test()})
+		r := api.Do(apitest.Request{Method: "GET", Path: "/devices" + q, Auth: acc.Test()})
 		if r.Status != 200 {
 			t.Fatalf("GET /devices%s: %d %s", q, r.Status, r.Body)
 		}
@@ -95,7 +95,7 @@ func TestListsPageNewestFirstWithCursors(t *testing.T) {
 		"?starting_after=cus_000000000000000000000000":           "invalid_cursor",
 		"?starting_after=dev_000000000000000000000000":           "invalid_cursor",
 	} {
-		r := api.Do(testkit.Request{Method: "GET", Path: "/devices" + q, Auth: acc.Test()})
+		r := api.Do(apitest.Request{Method: "GET", Path: "/devices" + q, Auth: acc.Test()})
 		if r.Status != 400 || r.Map(t)["code"] != code {
 			t.Errorf("GET /devices%s: %d %s, want 400 %s", q, r.Status, r.Body, code)
 		}
@@ -103,10 +103,10 @@ func TestListsPageNewestFirstWithCursors(t *testing.T) {
 }
 
 func TestLocationDerivesZoneAndCurrency(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	post := func(body any) testkit.Response {
-		return api.Do(testkit.Request{Method: "POST", Path: "/locations", Auth: acc.Test(), Body: body})
+	post := func(body any) apitest.Response {
+		return api.Do(apitest.Request{Method: "POST", Path: "/locations", Auth: acc.Test(), Body: body})
 	}
 	for _, tc := range []struct {
 		body         map[string]any
@@ -155,17 +155,17 @@ func TestLocationDerivesZoneAndCurrency(t *testing.T) {
 			t.Errorf("POST %v: %d %v/%v, want 400 %s/%s", tc.body, r.Status, m["code"], m["param"], tc.code, tc.param)
 		}
 	}
-	list := api.Do(testkit.Request{Method: "GET", Path: "/locations", Auth: acc.Test()}).Map(t)
+	list := api.Do(apitest.Request{Method: "GET", Path: "/locations", Auth: acc.Test()}).Map(t)
 	if n := len(list["data"].([]any)); n != 6 {
 		t.Errorf("%d locations stored, want 6: a refused create must store nothing", n)
 	}
 }
 
 func TestLocationUpdateStatusAndCustomerLink(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) testkit.Response {
-		return api.Do(testkit.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
+	do := func(method, path string, body any) apitest.Response {
+		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
 	}
 	cus := do("POST", "/customers", map[string]any{}).Map(t)["id"].(string)
 	loc := do("POST", "/locations", map[string]any{"customer_id": cus, "reference_id": "L1",
@@ -208,7 +208,7 @@ func TestLocationUpdateStatusAndCustomerLink(t *testing.T) {
 }
 
 func TestDuplicateReferenceIDIsConflictEvenUnderConcurrentCreates(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
 	for _, path := range []string{"/customers", "/devices", "/locations"} {
 		body := map[string]any{"reference_id": "same", "postal_address": map[string]any{"country_code": "GB"}}
@@ -222,7 +222,7 @@ func TestDuplicateReferenceIDIsConflictEvenUnderConcurrentCreates(t *testing.T) 
 			wg.Add(1)
 			go func(i int) {
 				defer wg.Done()
-				statuses[i] = api.Do(testkit.Request{Method: "POST", Path: path, Auth: acc.Test(), Body: body}).Status
+				statuses[i] = api.Do(apitest.Request{Method: "POST", Path: path, Auth: acc.Test(), Body: body}).Status
 			}(i)
 		}
 		wg.Wait()
@@ -238,27 +238,27 @@ func TestDuplicateReferenceIDIsConflictEvenUnderConcurrentCreates(t *testing.T) 
 		if ok != 1 || conflict != n-1 {
 			t.Errorf("%s: %d created, %d conflicts of %d concurrent creates (%v), want 1 and %d", path, ok, conflict, n, statuses, n-1)
 		}
-		list := api.Do(testkit.Request{Method: "GET", Path: path + "?reference_id=same", Auth: acc.Test()}).Map(t)
+		list := api.Do(apitest.Request{Method: "GET", Path: path + "?reference_id=same", Auth: acc.Test()}).Map(t)
 		if got := len(list["data"].([]any)); got != 1 {
 			t.Errorf("%s: %d stored with reference_id same, want 1", path, got)
 		}
 	}
 	// PATCH onto a taken reference_id is a conflict too.
-	d := api.Do(testkit.Request{Method: "POST", Path: "/devices", Auth: acc.Test(), Body: map[string]any{"reference_id": "other"}}).Map(t)
-	r := api.Do(testkit.Request{Method: "PATCH", Path: "/devices/" + d["id"].(string), Auth: acc.Test(), Body: map[string]any{"reference_id": "same"}})
+	d := api.Do(apitest.Request{Method: "POST", Path: "/devices", Auth: acc.Test(), Body: map[string]any{"reference_id": "other"}}).Map(t)
+	r := api.Do(apitest.Request{Method: "PATCH", Path: "/devices/" + d["id"].(string), Auth: acc.Test(), Body: map[string]any{"reference_id": "same"}})
 	if r.Status != 409 || r.Map(t)["param"] != "reference_id" {
 		t.Errorf("PATCH to a taken reference_id: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestDeviceNeedsReference(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	r := api.Do(testkit.Request{Method: "POST", Path: "/devices", Auth: acc.Test(), Body: map[string]any{}})
+	r := api.Do(apitest.Request{Method: "POST", Path: "/devices", Auth: acc.Test(), Body: map[string]any{}})
 	if m := r.Map(t); r.Status != 400 || m["code"] != "parameter_missing" || m["param"] != "reference_id" {
 		t.Fatalf("device without reference_id: %d %s", r.Status, r.Body)
 	}
-	d := api.Do(testkit.Request{Method: "POST", Path: "/devices", Auth: acc.Test(), Body: map[string]any{"reference_id": "hp-1"}}).Map(t)
+	d := api.Do(apitest.Request{Method: "POST", Path: "/devices", Auth: acc.Test(), Body: map[string]any{"reference_id": "hp-1"}}).Map(t)
 	if d["object"] != "device" || d["reference_id"] != "hp-1" {
 		t.Fatalf("device %v", d)
 	}

@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kwhouse/kwhouse/testkit"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 func TestRedisDownEverythingStillAnswersFromClickHouse(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) testkit.Response {
-		return api.Do(testkit.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
+	do := func(method, path string, body any) apitest.Response {
+		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
 	}
 	loc := do("POST", "/locations", map[string]any{"reference_id": "R1", "postal_address": map[string]any{"country_code": "GB"}}).Map(t)
 	id := loc["id"].(string)
@@ -38,7 +38,7 @@ func TestRedisDownEverythingStillAnswersFromClickHouse(t *testing.T) {
 			t.Errorf("GET %s with Redis down: %d", p, r.Status)
 		}
 	}
-	ready := api.Do(testkit.Request{Method: "GET", Path: "/readyz"})
+	ready := api.Do(apitest.Request{Method: "GET", Path: "/readyz"})
 	if m := ready.Map(t); ready.Status != 200 || m["status"] != "degraded" || m["redis"] != "down" {
 		t.Errorf("readyz with Redis down: %d %v", ready.Status, m)
 	}
@@ -52,16 +52,16 @@ func TestRedisDownEverythingStillAnswersFromClickHouse(t *testing.T) {
 	if got := do("GET", "/locations/"+id, nil).Map(t); got["reference_id"] != "R2" {
 		t.Fatalf("after Redis returns: reference_id %v, want R2 (stale cache served)", got["reference_id"])
 	}
-	if m := api.Do(testkit.Request{Method: "GET", Path: "/readyz"}).Map(t); m["status"] != "ok" {
+	if m := api.Do(apitest.Request{Method: "GET", Path: "/readyz"}).Map(t); m["status"] != "ok" {
 		t.Errorf("readyz after Redis returns: %v", m)
 	}
 }
 
 func TestClickHouseDownWritesAnswer503AndLeaveNothingHalfWritten(t *testing.T) {
-	api := testkit.StartAPI(t, testkit.APIOptions{})
+	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) testkit.Response {
-		return api.Do(testkit.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
+	do := func(method, path string, body any) apitest.Response {
+		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
 	}
 	dev := do("POST", "/devices", map[string]any{"reference_id": "D1"}).Map(t)["id"].(string)
 
@@ -82,10 +82,10 @@ func TestClickHouseDownWritesAnswer503AndLeaveNothingHalfWritten(t *testing.T) {
 			t.Errorf("%s %s with ClickHouse down: %d %s, want 503 store_unavailable with Retry-After", req.method, req.path, r.Status, r.Body)
 		}
 	}
-	if r := api.Do(testkit.Request{Method: "GET", Path: "/readyz"}); r.Status != 503 || r.Map(t)["clickhouse"] != "down" {
+	if r := api.Do(apitest.Request{Method: "GET", Path: "/readyz"}); r.Status != 503 || r.Map(t)["clickhouse"] != "down" {
 		t.Errorf("readyz with ClickHouse down: %d %s", r.Status, r.Body)
 	}
-	if r := api.Do(testkit.Request{Method: "GET", Path: "/healthz"}); r.Status != 200 {
+	if r := api.Do(apitest.Request{Method: "GET", Path: "/healthz"}); r.Status != 200 {
 		t.Errorf("healthz with ClickHouse down: %d", r.Status)
 	}
 
@@ -114,11 +114,11 @@ func TestClickHouseDownWritesAnswer503AndLeaveNothingHalfWritten(t *testing.T) {
 	}
 }
 
-func waitReady(t *testing.T, api *testkit.API) {
+func waitReady(t *testing.T, api *apitest.API) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		if api.Do(testkit.Request{Method: "GET", Path: "/readyz"}).Status == 200 {
+		if api.Do(apitest.Request{Method: "GET", Path: "/readyz"}).Status == 200 {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)

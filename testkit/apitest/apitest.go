@@ -1,4 +1,7 @@
-package testkit
+// Package apitest starts a real kwhouse for API tests: its own database, its own Redis
+// key prefix, its stores behind proxies a test can take down, and every response checked
+// against the OpenAPI document.
+package apitest
 
 import (
 	"bytes"
@@ -17,6 +20,7 @@ import (
 	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/httpapi"
+	"github.com/kwhouse/kwhouse/testkit"
 )
 
 // API is a running kwhouse on a free port with its own database and Redis prefix, its
@@ -25,24 +29,24 @@ type API struct {
 	t          testing.TB
 	URL        string
 	App        *app.App
-	ClickHouse *Proxy
-	Redis      *Proxy
+	ClickHouse *testkit.Proxy
+	Redis      *testkit.Proxy
 	router     routers.Router
 	client     *http.Client
 }
 
-// APIOptions adjust StartAPI.
-type APIOptions struct {
+// Options adjust Start.
+type Options struct {
 	Now       func() time.Time
 	Configure func(*config.Config)
 }
 
-// StartAPI starts the service as `kwhouse serve` would and stops it when the test ends.
-func StartAPI(t testing.TB, opt APIOptions) *API {
+// Start starts the service as `kwhouse serve` would and stops it when the test ends.
+func Start(t testing.TB, opt Options) *API {
 	t.Helper()
-	ch := ClickHouseConfig(t)
-	rc := RedisConfig(t)
-	chProxy, redisProxy := NewProxy(t, ch.Addr), NewProxy(t, rc.Addr)
+	ch := testkit.ClickHouseConfig(t)
+	rc := testkit.RedisConfig(t)
+	chProxy, redisProxy := testkit.NewProxy(t, ch.Addr), testkit.NewProxy(t, rc.Addr)
 	ch.Addr, rc.Addr = chProxy.Addr(), redisProxy.Addr()
 	ch.DialTimeout = time.Second
 	cfg := &config.Config{
@@ -52,7 +56,7 @@ func StartAPI(t testing.TB, opt APIOptions) *API {
 		Auth:       config.Auth{JWTSecret: "test-secret-0123456789abcdef0123456789", TokenTTL: time.Hour},
 		Ingest: config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000,
 			FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
-		Log:        config.Log{Level: "info", Format: "text"},
+		Log: config.Log{Level: "info", Format: "text"},
 	}
 	if opt.Configure != nil {
 		opt.Configure(cfg)
@@ -61,7 +65,7 @@ func StartAPI(t testing.TB, opt APIOptions) *API {
 		t.Fatalf("test config: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, Logger(), app.Options{Now: opt.Now, RedisPrefix: RandomName("kwtest:") + ":"})
+	a, err := app.New(ctx, cfg, testkit.Logger(), app.Options{Now: opt.Now, RedisPrefix: testkit.RandomName("kwtest:") + ":"})
 	if err != nil {
 		cancel()
 		t.Fatalf("start app: %v", err)
