@@ -45,3 +45,10 @@ lint: ## gofmt and go vet
 .PHONY: clean
 clean: ## Remove build output (keeps .run data)
 	rm -rf bin
+
+.PHONY: bench-ingest
+bench-ingest: services build ## Ingest benchmark: API vs ClickHouse JSONEachRow vs Native (docs/benchmarks.md)
+	$(GO) run ./bench/ingest
+
+.PHONY: bench
+bench: bench-ingest ## Every benchmark
