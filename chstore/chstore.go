@@ -43,6 +43,10 @@ func Open(ctx context.Context, cfg config.ClickHouse) (*DB, error) {
 }
 
 func dial(cfg config.ClickHouse, database string) (driver.Conn, error) {
+	var compression *clickhouse.Compression
+	if cfg.Compression != "none" {
+		compression = &clickhouse.Compression{Method: clickhouse.CompressionLZ4}
+	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:             []string{cfg.Addr},
 		Auth:             clickhouse.Auth{Database: database, Username: cfg.Username, Password: cfg.Password},
@@ -50,7 +54,7 @@ func dial(cfg config.ClickHouse, database string) (driver.Conn, error) {
 		MaxOpenConns:     cfg.MaxOpenConns,
 		MaxIdleConns:     cfg.MaxOpenConns,
 		ConnMaxLifetime:  time.Hour,
-		Compression:      &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
+		Compression:      compression,
 		ReadTimeout:      cfg.MaxExecutionTime + 10*time.Second,
 		ConnOpenStrategy: clickhouse.ConnOpenInOrder,
 	})

@@ -26,6 +26,8 @@ type HTTP struct {
 	Addr            string        `mapstructure:"addr"`
 	MaxBodyBytes    int64         `mapstructure:"max_body_bytes"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
+	PprofAddr string `mapstructure:"pprof_addr"`
 }
 
 // ClickHouse configures the system of record.
@@ -41,6 +43,9 @@ type ClickHouse struct {
 	MaxOpenConns     int           `mapstructure:"max_open_conns"`
 	MaxExecutionTime time.Duration `mapstructure:"max_execution_time"`
 	MaxMemoryUsage   int64         `mapstructure:"max_memory_usage"`
+	// Compression of the native protocol: lz4 (across a network) or none (loopback,
+	// where compressing costs both sides CPU and saves nothing).
+	Compression string `mapstructure:"compression"`
 }
 
 // Redis configures the cache and coordination store.
@@ -79,6 +84,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("http.addr", ":8080")
 	v.SetDefault("http.max_body_bytes", 1<<20)
 	v.SetDefault("http.shutdown_timeout", 15*time.Second)
+	v.SetDefault("http.pprof_addr", "")
 	v.SetDefault("clickhouse.addr", "127.0.0.1:9000")
 	v.SetDefault("clickhouse.database", "kwhouse")
 	v.SetDefault("clickhouse.username", "default")
@@ -88,6 +94,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("clickhouse.max_open_conns", 32)
 	v.SetDefault("clickhouse.max_execution_time", 30*time.Second)
 	v.SetDefault("clickhouse.max_memory_usage", int64(4)<<30)
+	v.SetDefault("clickhouse.compression", "lz4")
 	v.SetDefault("redis.addr", "127.0.0.1:6379")
 	v.SetDefault("redis.password", "")
 	v.SetDefault("redis.db", 0)

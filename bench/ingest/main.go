@@ -32,7 +32,7 @@ import (
 type options struct {
 	locations, slots, clients, arraySize int
 	chAddr, chHTTP, bin, database       string
-	port                                int
+	port, repeat                        int
 }
 
 func main() {
@@ -46,6 +46,7 @@ func main() {
 	flag.StringVar(&o.bin, "bin", "bin/kwhouse", "kwhouse binary")
 	flag.StringVar(&o.database, "database", "kwbench_ingest", "database (dropped and recreated)")
 	flag.IntVar(&o.port, "port", 18080, "port for the kwhouse under test")
+	flag.IntVar(&o.repeat, "repeat", 1, "send the records this many times (longer runs for profiling)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatal(err)
@@ -86,10 +87,12 @@ func run(o options) error {
 	if n, err := count(ctx, db, "meter_records FINAL"); err != nil || n != uint64(len(recs)) {
 		return fmt.Errorf("API stored %d of %d records (%v)", n, len(recs), err)
 	}
+	settle(ctx, db)
 	b, err := benchJSONEachRow(ctx, o, db, scope, recs)
 	if err != nil {
 		return err
 	}
+	settle(ctx, db)
 	c, err := benchNative(ctx, o, db)
 	if err != nil {
 		return err
@@ -192,7 +195,7 @@ func benchAPI(o options, key string, recs []record) (float64, int64, error) {
 	cmd := exec.Command(o.bin, "serve")
 	cmd.Env = append(os.Environ(), "KWHOUSE_CLICKHOUSE_ADDR="+o.chAddr, "KWHOUSE_CLICKHOUSE_DATABASE="+o.database,
 		"KWHOUSE_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(o.port), "KWHOUSE_AUTH_JWT_SECRET=bench-bench-bench-bench-bench-bench-42",
-		"KWHOUSE_LOG_LEVEL=warn")
+		"KWHOUSE_LOG_LEVEL=warn", "KWHOUSE_HTTP_PPROF_ADDR="+os.Getenv("KWBENCH_PPROF"))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return 0, 0, fmt.Errorf("start %s: %w", o.bin, err)
@@ -225,11 +228,11 @@ func benchAPI(o options, key string, recs []record) (float64, int64, error) {
 		}
 		return nil
 	}
-	d, err := parallel(o.clients, len(bodies), put)
+	d, err := parallel(o.clients, len(bodies)*o.repeat, func(i int) error { return put(i % len(bodies)) })
 	if err != nil {
 		return 0, 0, err
 	}
-	return float64(len(recs)) / d.Seconds(), peakRSS(cmd.Process.Pid), nil
+	return float64(len(recs)*o.repeat) / d.Seconds(), peakRSS(cmd.Process.Pid), nil
 }
 
 func waitReady(base string) error {
@@ -363,4 +366,16 @@ func count(ctx context.Context, db *chstore.DB, table string) (uint64, error) {
 	var n uint64
 	err := db.Conn.QueryRow(ctx, "SELECT count() FROM "+table).Scan(&n)
 	return n, err
+}
+
+// settle waits (up to a minute) for background merges of the previous phase to end, so
+// that one phase's merging does not slow the next.
+func settle(ctx context.Context, db *chstore.DB) {
+	for i := 0; i < 600; i++ {
+		var n uint64
+		if err := db.Conn.QueryRow(ctx, "SELECT count() FROM system.merges").Scan(&n); err != nil || n == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kwhouse/kwhouse/app"
@@ -24,6 +29,9 @@ func (c *cli) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if cfg.HTTP.PprofAddr != "" {
+				go servePprof(cfg.HTTP.PprofAddr, log)
+			}
 			log.Info("kwhouse serving", "addr", addr, "clickhouse", cfg.ClickHouse.Addr,
 				"database", cfg.ClickHouse.Database, "redis", cfg.Redis.Addr)
 			if err := a.Serve(cmd.Context()); err != nil {
@@ -36,4 +44,17 @@ func (c *cli) serveCmd() *cobra.Command {
 	cmd.Flags().String("http-addr", "", "listen address (KWHOUSE_HTTP_ADDR), default :8080")
 	bind(c.v, cmd, map[string]string{"http.addr": "http-addr"})
 	return cmd
+}
+
+// servePprof serves the Go profiler on its own listener, never on the API's.
+func servePprof(addr string, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/heap", pprof.Index)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	log.Info("pprof serving", "addr", addr)
+	if err := srv.ListenAndServe(); err != nil {
+		log.Warn("pprof stopped", "err", err)
+	}
 }
