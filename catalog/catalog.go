@@ -37,7 +37,7 @@ type LocationTariffs struct {
 
 // Catalog serves customers, locations, devices and events.
 type Catalog struct {
-	docs    *docstore.Store
+	docs     *docstore.Store
 	tariffs  TariffView
 	zones    *ZoneFinder
 	activity DeviceActivity

@@ -24,8 +24,8 @@ const (
 
 // BulkOptions tune Load.
 type BulkOptions struct {
-	ChunkRecords int                   // records stored per write (default 100,000)
-	Rejects      RejectWriter          // where failed rows go, with the reason (may be nil)
+	ChunkRecords int                  // records stored per write (default 100,000)
+	Rejects      RejectWriter         // where failed rows go, with the reason (may be nil)
 	Progress     func(p BulkProgress) // called after every chunk
 }
 

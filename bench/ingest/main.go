@@ -31,8 +31,8 @@ import (
 
 type options struct {
 	locations, slots, clients, arraySize int
-	chAddr, chHTTP, bin, database       string
-	port, repeat                        int
+	chAddr, chHTTP, bin, database        string
+	port, repeat                         int
 }
 
 func main() {
