@@ -128,11 +128,11 @@ func TestExpandCutsAtTierPeriods(t *testing.T) {
 func TestScheduleErrorsNameTheRuleAndPath(t *testing.T) {
 	for js, want := range map[string]string{
 		`[]`: "schedule",
-		`[{"months":["Smarch"],"days_and_hours":[{"days":["All"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"fixed":1}]}]}]}]`: "schedule[0].months",
-		`[{"months":["All"],"days_and_hours":[{"days":["Funday"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"fixed":1}]}]}]}]`: "schedule[0].days_and_hours[0].days",
+		`[{"months":["Smarch"],"days_and_hours":[{"days":["All"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"fixed":1}]}]}]}]`:                                                                                              "schedule[0].months",
+		`[{"months":["All"],"days_and_hours":[{"days":["Funday"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"fixed":1}]}]}]}]`:                                                                                              "schedule[0].days_and_hours[0].days",
 		`[{"months":["All"],"days_and_hours":[{"days":["All"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"fixed":1}]}]},{"days":["Mon"],"hours":[{"valid_from":"25:00:00","valid_to":"02:00:00","rate":[{"fixed":1}]}]}]}]`: "schedule[0].days_and_hours[1].hours[0].valid_from",
-		`[{"months":["All"],"days_and_hours":[{"days":["All"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"fixed":1,"to_kwh":5},{"fixed":2,"to_kwh":3},{"fixed":3}]}]}]}]`: "schedule[0].days_and_hours[0].hours[0].rate[1].to_kwh",
-		`[{"months":["All"],"days_and_hours":[{"days":["All"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"to_kwh":null}]}]}]}]`: "schedule[0].days_and_hours[0].hours[0].rate[0].fixed",
+		`[{"months":["All"],"days_and_hours":[{"days":["All"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"fixed":1,"to_kwh":5},{"fixed":2,"to_kwh":3},{"fixed":3}]}]}]}]`:                                                   "schedule[0].days_and_hours[0].hours[0].rate[1].to_kwh",
+		`[{"months":["All"],"days_and_hours":[{"days":["All"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"to_kwh":null}]}]}]}]`:                                                                                             "schedule[0].days_and_hours[0].hours[0].rate[0].fixed",
 	} {
 		var s Schedule
 		if err := json.Unmarshal([]byte(js), &s); err != nil {
