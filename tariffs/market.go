@@ -1,0 +1,169 @@
+package tariffs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/docstore"
+)
+
+// Market is a price series (for example a day-ahead market) that tariffs can follow.
+type Market struct {
+	ID           string            `json:"id"`
+	Object       string            `json:"object"`
+	LiveMode     bool              `json:"live_mode"`
+	DisplayName  string            `json:"display_name"`
+	ReferenceID  string            `json:"reference_id,omitempty"`
+	CurrencyCode string            `json:"currency_code"`
+	TimeCreated  catalog.Timestamp `json:"time_created"`
+	AccountID    string            `json:"account_id"`
+}
+
+// MarketInput is the body of POST /markets.
+type MarketInput struct {
+	DisplayName  string  `json:"display_name"`
+	ReferenceID  *string `json:"reference_id"`
+	CurrencyCode string  `json:"currency_code"`
+}
+
+// MarketPrice is one interval of a market series, per kWh in major currency units.
+type MarketPrice struct {
+	StartTime  catalog.Timestamp `json:"start_time"`
+	EndTime    catalog.Timestamp `json:"end_time"`
+	Price      *float64          `json:"price"`
+	Confidence *float64          `json:"confidence"`
+}
+
+// PricesResult is the answer of PUT /markets/{id}/prices.
+type PricesResult struct {
+	Object         string `json:"object"`
+	MarketID       string `json:"market_id"`
+	PricesAccepted int    `json:"prices_accepted"`
+}
+
+// MaxPricesPerRequest bounds one PUT of prices (a year of 15-minute prices fits).
+const MaxPricesPerRequest = 40_000
+
+// CreateMarket stores a market.
+func (s *Service) CreateMarket(ctx context.Context, scope kwhouse.Scope, in MarketInput) (Market, error) {
+	switch {
+	case in.DisplayName == "" || len([]rune(in.DisplayName)) > catalog.MaxStringLen:
+		return Market{}, kwhouse.Invalid("invalid_value", "display_name", "display_name is 1 to 255 characters")
+	case !catalog.ValidCurrency(in.CurrencyCode):
+		return Market{}, kwhouse.Invalid("invalid_currency", "currency_code", "%q is not an ISO 4217 currency code", in.CurrencyCode)
+	case in.ReferenceID != nil && len([]rune(*in.ReferenceID)) > catalog.MaxStringLen:
+		return Market{}, kwhouse.Invalid("string_too_long", "reference_id", "at most 255 characters")
+	}
+	now := s.now()
+	m := Market{ID: kwhouse.NewID(kwhouse.PrefixMarket), Object: "market", LiveMode: scope.LiveMode, DisplayName: in.DisplayName,
+		CurrencyCode: in.CurrencyCode, TimeCreated: catalog.Timestamp(now), AccountID: scope.AccountID}
+	if in.ReferenceID != nil {
+		m.ReferenceID = *in.ReferenceID
+	}
+	doc, err := encodeDoc(docstore.Doc{Kind: KindMarket, ID: m.ID, Scope: scope, CreatedUS: now.UnixMicro(),
+		Fields: docstore.Fields{ReferenceID: m.ReferenceID}}, m)
+	if err != nil {
+		return Market{}, err
+	}
+	return m, catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: doc, EventType: "market.create", EventData: m})
+}
+
+// GetMarket returns a market.
+func (s *Service) GetMarket(ctx context.Context, scope kwhouse.Scope, id string) (Market, error) {
+	var m Market
+	d, err := s.docs.Get(ctx, scope, KindMarket, id)
+	if err != nil {
+		return m, err
+	}
+	return m, decodeDoc(d, &m)
+}
+
+// PutPrices stores prices of a market; an interval with the start of a stored one replaces it.
+func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string, prices []MarketPrice) (PricesResult, error) {
+	if _, err := s.GetMarket(ctx, scope, id); err != nil {
+		return PricesResult{}, err
+	}
+	if err := checkPrices(prices); err != nil {
+		return PricesResult{}, err
+	}
+	b, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), `INSERT INTO market_prices (account_id, live_mode, market_id,
+		start_time, end_time, price, confidence, version) VALUES`)
+	if err != nil {
+		return PricesResult{}, chstore.Classify(fmt.Errorf("put prices of %s: %w", id, err))
+	}
+	ver := uint64(s.now().UnixNano())
+	for i, p := range prices {
+		conf := 1.0
+		if p.Confidence != nil {
+			conf = *p.Confidence
+		}
+		if err := b.Append(scope.AccountID, liveByte(scope), id, p.StartTime.Time().UTC(), p.EndTime.Time().UTC(),
+			*p.Price, conf, ver+uint64(i)); err != nil {
+			return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return PricesResult{}, chstore.Classify(fmt.Errorf("put prices of %s: %w", id, err))
+	}
+	return PricesResult{Object: "market_prices", MarketID: id, PricesAccepted: len(prices)}, nil
+}
+
+// checkPrices refuses missing, non-finite or overlapping intervals; errors name the index.
+func checkPrices(prices []MarketPrice) error {
+	switch {
+	case len(prices) == 0:
+		return kwhouse.Invalid("parameter_missing", "", "send at least one price")
+	case len(prices) > MaxPricesPerRequest:
+		return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "too_many_prices",
+			Message: fmt.Sprintf("at most %d prices per request", MaxPricesPerRequest)}
+	}
+	order := make([]int, len(prices))
+	for i, p := range prices {
+		param := fmt.Sprintf("[%d]", i)
+		switch {
+		case p.Price == nil:
+			return kwhouse.Invalid("parameter_missing", param+".price", "price is required")
+		case math.IsNaN(*p.Price) || math.IsInf(*p.Price, 0):
+			return kwhouse.Invalid("invalid_number", param+".price", "price must be finite")
+		case p.Confidence != nil && (*p.Confidence < 0 || *p.Confidence > 1):
+			return kwhouse.Invalid("invalid_number", param+".confidence", "confidence is 0..1")
+		case !p.EndTime.Time().After(p.StartTime.Time()):
+			return kwhouse.Invalid("invalid_interval", param+".end_time", "end_time must be after start_time")
+		case p.StartTime.Time().Year() < 1971 || p.EndTime.Time().Year() > 2105:
+			return kwhouse.Invalid("invalid_interval", param+".start_time", "prices must lie between 1971 and 2105")
+		case p.StartTime.Time().Nanosecond() != 0 || p.EndTime.Time().Nanosecond() != 0:
+			return kwhouse.Invalid("invalid_interval", param+".start_time", "times are whole seconds")
+		}
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return prices[order[a]].StartTime.Time().Before(prices[order[b]].StartTime.Time()) })
+	for k := 1; k < len(order); k++ {
+		prev, cur := prices[order[k-1]], prices[order[k]]
+		if cur.StartTime.Time().Before(prev.EndTime.Time()) {
+			return kwhouse.Invalid("overlapping_prices", fmt.Sprintf("[%d].start_time", order[k]), "overlaps the interval at [%d]", order[k-1])
+		}
+	}
+	return nil
+}
+
+// hasPriceAt reports whether the market has a price covering instant t.
+func (s *Service) hasPriceAt(ctx context.Context, scope kwhouse.Scope, market string, t int64) (bool, error) {
+	var n uint64
+	at := time.Unix(t, 0).UTC()
+	// FINAL filtered on key columns only; end_time (not in the key) is tested outside it.
+	err := s.db.Conn.QueryRow(s.db.ReadContext(ctx), `SELECT count() FROM (SELECT end_time FROM market_prices FINAL
+		WHERE account_id = ? AND live_mode = ? AND market_id = ? AND start_time <= ? AND start_time > ?) WHERE end_time > ?`,
+		scope.AccountID, liveByte(scope), market, at, at.Add(-31*24*time.Hour), at).Scan(&n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, chstore.Classify(fmt.Errorf("market %s price now: %w", market, err))
+	}
+	return n > 0, nil
+}

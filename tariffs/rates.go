@@ -1,0 +1,179 @@
+package tariffs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/docstore"
+)
+
+// expandedYears remembers which (tariff, UTC year) chunks are stored. A tariff's schedule
+// never changes after creation, so a stored chunk stays valid.
+type expandedYears struct {
+	mu sync.Mutex
+	m  map[string]map[int]bool
+}
+
+func newExpandedYears() *expandedYears { return &expandedYears{m: map[string]map[int]bool{}} }
+
+func (e *expandedYears) has(id string, y int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.m[id][y]
+}
+
+func (e *expandedYears) add(id string, y int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m[id] == nil {
+		e.m[id] = map[int]bool{}
+	}
+	e.m[id][y] = true
+}
+
+// yearsOf lists the UTC calendar years that [from, to) touches, within what DateTime holds.
+func yearsOf(from, to int64) []int {
+	a := time.Unix(max(from, 0), 0).UTC().Year()
+	b := time.Unix(max(to-1, 0), 0).UTC().Year()
+	var out []int
+	for y := max(a, 1970); y <= min(b, 2105); y++ {
+		out = append(out, y)
+	}
+	return out
+}
+
+// EnsureExpanded makes sure the rate periods of ts cover [from, to).
+func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []*Tariff, from, to int64) error {
+	years := yearsOf(from, to)
+	var ids []string
+	for _, t := range ts {
+		for _, y := range years {
+			if !s.years.has(t.ID, y) {
+				ids = append(ids, t.ID)
+				break
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := s.loadYears(ctx, scope, ids); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		for _, y := range years {
+			if s.years.has(t.ID, y) {
+				continue
+			}
+			if err := s.expandYear(ctx, scope, t, y); err != nil {
+				return err
+			}
+			s.years.add(t.ID, y)
+		}
+	}
+	return nil
+}
+
+func (s *Service) loadYears(ctx context.Context, scope kwhouse.Scope, ids []string) error {
+	rows, err := s.db.Conn.Query(s.db.ReadContext(ctx), `SELECT tariff_id, year FROM tariff_rate_years
+		WHERE account_id = ? AND live_mode = ? AND tariff_id IN ?`, scope.AccountID, liveByte(scope), chstore.Set(ids))
+	if err != nil {
+		return chstore.Classify(fmt.Errorf("expanded years: %w", err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var y uint16
+		if err := rows.Scan(&id, &y); err != nil {
+			return fmt.Errorf("scan expanded year: %w", err)
+		}
+		s.years.add(id, int(y))
+	}
+	return chstore.Classify(rows.Err())
+}
+
+// Periods returns the UTC rate periods of t over [from, to), computed from its schedule.
+func (t *Tariff) Periods(from, to int64) ([]Period, error) {
+	rules, err := t.Schedule.compile(t.MarketRates)
+	if err != nil {
+		return nil, fmt.Errorf("compile schedule of %s: %w", t.ID, err)
+	}
+	loc, err := time.LoadLocation(t.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("zone of %s: %w", t.ID, err)
+	}
+	return expand(rules, loc, t.TierPeriod, from, to), nil
+}
+
+// expandYear writes the periods of one UTC year, then records the year as done: a crash
+// between the two only means the year is written again (same rows, replaced).
+func (s *Service) expandYear(ctx context.Context, scope kwhouse.Scope, t *Tariff, year int) error {
+	from := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	to := time.Date(year+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	periods, err := t.Periods(from, to)
+	if err != nil {
+		return err
+	}
+	b, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), `INSERT INTO tariff_rates (account_id, live_mode, tariff_id,
+		start_time, end_time, tier_start, band_hi, band_fixed, band_sfix, band_spct, market_id, version) VALUES`)
+	if err != nil {
+		return chstore.Classify(fmt.Errorf("expand %s %d: %w", t.ID, year, err))
+	}
+	ver := uint64(s.now().UnixNano())
+	for _, p := range periods {
+		hi := make([]float64, len(p.Bands.UpperWh))
+		for i, u := range p.Bands.UpperWh {
+			hi[i] = finiteUpper(u)
+		}
+		if err := b.Append(scope.AccountID, liveByte(scope), t.ID, time.Unix(p.Start, 0).UTC(), time.Unix(p.End, 0).UTC(),
+			time.Unix(p.TierStart, 0).UTC(), hi, p.Bands.Fixed, p.Bands.SurFix, p.Bands.SurPct, t.MarketID, ver); err != nil {
+			return fmt.Errorf("expand %s %d: %w", t.ID, year, err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return chstore.Classify(fmt.Errorf("expand %s %d: %w", t.ID, year, err))
+	}
+	return chstore.Classify(s.db.Conn.Exec(s.db.WriteContext(ctx),
+		"INSERT INTO tariff_rate_years (account_id, live_mode, tariff_id, year) VALUES (?, ?, ?, ?)",
+		scope.AccountID, liveByte(scope), t.ID, uint16(year)))
+}
+
+// Unbounded is the stored upper bound of an open-ended band (Float64 +inf does not survive
+// every client's formatting, 1e300 Wh does).
+const Unbounded = 1e300
+
+func finiteUpper(u float64) float64 {
+	if math.IsInf(u, 1) {
+		return Unbounded
+	}
+	return u
+}
+
+func liveByte(s kwhouse.Scope) uint8 {
+	if s.LiveMode {
+		return 1
+	}
+	return 0
+}
+
+func encodeDoc(d docstore.Doc, v any) (docstore.Doc, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return d, fmt.Errorf("encode %s %s: %w", d.Kind, d.ID, err)
+	}
+	d.Body = b
+	return d, nil
+}
+
+func decodeDoc(d docstore.Doc, v any) error {
+	if err := json.Unmarshal(d.Body, v); err != nil {
+		return fmt.Errorf("decode %s %s: %w", d.Kind, d.ID, err)
+	}
+	return nil
+}
