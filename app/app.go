@@ -22,8 +22,10 @@ import (
 	"github.com/kwhouse/kwhouse/docstore"
 	"github.com/kwhouse/kwhouse/httpapi"
 	"github.com/kwhouse/kwhouse/ingest"
+	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/rediscache"
 	"github.com/kwhouse/kwhouse/schema"
+	"github.com/kwhouse/kwhouse/tariffs"
 )
 
 // App is the assembled service.
@@ -35,6 +37,8 @@ type App struct {
 	Accounts *accounts.Store
 	Catalog  *catalog.Catalog
 	Ingest   *ingest.Service
+	Tariffs  *tariffs.Service
+	Coster   *query.Coster
 	Writer   *ingest.Writer
 	API      *httpapi.Server
 	Now      func() time.Time
@@ -82,6 +86,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		Flushers: ic.Flushers, QueueLength: ic.QueueLength}, log)
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, now)
 	a.Catalog.SetDeviceActivity(a.Ingest)
+	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
+	a.Coster = query.NewCoster(db, a.Tariffs, a.Catalog, now)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.API = httpapi.New(httpapi.Deps{
@@ -95,8 +101,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
 		Now:          now,
 
-		Ingest:             a.Ingest,
-		IngestMaxBodyBytes: ic.MaxBodyBytes,
+		Ingest:              a.Ingest,
+		IngestMaxBodyBytes:  ic.MaxBodyBytes,
+		Tariffs:             a.Tariffs,
+		Coster:              a.Coster,
+		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},
 	})
 	return a, nil
 }

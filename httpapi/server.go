@@ -16,6 +16,8 @@ import (
 	"github.com/kwhouse/kwhouse/accounts"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/ingest"
+	"github.com/kwhouse/kwhouse/query"
+	"github.com/kwhouse/kwhouse/tariffs"
 )
 
 // Checker reports whether a backing store answers.
@@ -35,6 +37,8 @@ type Deps struct {
 	MaxBodyBytes       int64
 	Now                func() time.Time
 	Ingest             *ingest.Service
+	Tariffs            *tariffs.Service
+	Coster             *query.Coster
 	IngestMaxBodyBytes int64
 	// LocationDeleteHooks remove what belongs to a location when it is deleted.
 	LocationDeleteHooks []catalog.LocationDeleteHook
@@ -84,6 +88,7 @@ func (s *Server) routes() {
 	m.PUT("/interval", s.wrap(s.putInterval))
 	m.PUT("/cumulative/epoch", s.wrap(s.putCumulative))
 	m.GET("/batch", s.wrap(s.getBatch))
+	e.PUT("/markets/:id/prices", s.authenticate, s.wrap(s.putMarketPrices)) // a year of prices exceeds the metadata limit
 
 	a := e.Group("/", s.authenticate, s.limitBody(s.deps.MaxBodyBytes))
 	a.POST("/customers", s.wrap(s.createCustomer))
@@ -104,6 +109,15 @@ func (s *Server) routes() {
 	a.GET("/devices/:id", s.wrap(s.getDevice))
 	a.PATCH("/devices/:id", s.wrap(s.updateDevice))
 	a.DELETE("/devices/:id", s.wrap(s.deleteDevice))
+
+	a.POST("/tariffs/elements", s.wrap(s.createTariff))
+	a.GET("/tariffs/elements", s.wrap(s.listTariffs))
+	a.GET("/tariffs/elements/:id", s.wrap(s.getTariff))
+	a.PATCH("/tariffs/elements/:id", s.wrap(s.updateTariff))
+	a.DELETE("/tariffs/elements/:id", s.wrap(s.deleteTariff))
+	a.POST("/markets", s.wrap(s.createMarket))
+	a.GET("/markets/:id", s.wrap(s.getMarket))
+	a.POST("/costs/interval/:id", s.wrap(s.costInterval))
 
 	a.GET("/events", s.wrap(s.listEvents))
 	a.GET("/events/:id", s.wrap(s.getEvent))

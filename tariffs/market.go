@@ -144,7 +144,9 @@ func checkPrices(prices []MarketPrice) error {
 		}
 		order[i] = i
 	}
-	sort.Slice(order, func(a, b int) bool { return prices[order[a]].StartTime.Time().Before(prices[order[b]].StartTime.Time()) })
+	sort.Slice(order, func(a, b int) bool {
+		return prices[order[a]].StartTime.Time().Before(prices[order[b]].StartTime.Time())
+	})
 	for k := 1; k < len(order); k++ {
 		prev, cur := prices[order[k-1]], prices[order[k]]
 		if cur.StartTime.Time().Before(prev.EndTime.Time()) {

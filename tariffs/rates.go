@@ -139,9 +139,16 @@ func (s *Service) expandYear(ctx context.Context, scope kwhouse.Scope, t *Tariff
 	if err := b.Send(); err != nil {
 		return chstore.Classify(fmt.Errorf("expand %s %d: %w", t.ID, year, err))
 	}
-	return chstore.Classify(s.db.Conn.Exec(s.db.WriteContext(ctx),
-		"INSERT INTO tariff_rate_years (account_id, live_mode, tariff_id, year) VALUES (?, ?, ?, ?)",
-		scope.AccountID, liveByte(scope), t.ID, uint16(year)))
+	// INSERT … VALUES with bound values through Exec would leave 18.16 waiting for a data
+	// block over the native protocol: every insert goes through a batch.
+	yb, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), "INSERT INTO tariff_rate_years (account_id, live_mode, tariff_id, year) VALUES")
+	if err != nil {
+		return chstore.Classify(fmt.Errorf("record year %d of %s: %w", year, t.ID, err))
+	}
+	if err := yb.Append(scope.AccountID, liveByte(scope), t.ID, uint16(year)); err != nil {
+		return fmt.Errorf("record year %d of %s: %w", year, t.ID, err)
+	}
+	return chstore.Classify(yb.Send())
 }
 
 // Unbounded is the stored upper bound of an open-ended band (Float64 +inf does not survive

@@ -29,7 +29,9 @@ func sources(ts []*Tariff, from, to int64) []Source {
 		return nil
 	}
 	sorted := append([]*Tariff(nil), ts...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ContractStartDate.Time().Before(sorted[j].ContractStartDate.Time()) })
+	sort.Slice(sorted, func(i, j int) bool {
+		return sorted[i].ContractStartDate.Time().Before(sorted[j].ContractStartDate.Time())
+	})
 	var out []Source
 	add := func(src Source) {
 		src.From, src.To = max(src.From, from), min(src.To, to)

@@ -440,4 +440,3 @@ func structureOf(t *Tariff) string {
 	}
 	return "FIXED"
 }
-

@@ -1,0 +1,116 @@
+package httpapi_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/kwhouse/kwhouse/testkit/apitest"
+)
+
+// costEnv is an account with one location, ready for tariffs and readings.
+type costEnv struct {
+	t   *testing.T
+	api *apitest.API
+	acc apitest.Account
+	loc string
+}
+
+func newCostEnv(t *testing.T, zone string) *costEnv {
+	api := apitest.Start(t, apitest.Options{})
+	acc := api.NewAccount("costs")
+	cur := map[string]string{"Europe/London": "GBP", "America/New_York": "USD"}[zone]
+	loc := api.Do(apitest.Request{Method: "POST", Path: "/locations", Auth: acc.Test(),
+		Body: map[string]any{"timezone": zone, "currency_code": cur}}).Map(t)["id"].(string)
+	return &costEnv{t: t, api: api, acc: acc, loc: loc}
+}
+
+func (e *costEnv) do(method, path string, body any) apitest.Response {
+	e.t.Helper()
+	return e.api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: e.acc.Test()})
+}
+
+// tariff creates a tariff element on the env's location; fields override the defaults.
+func (e *costEnv) tariff(fields map[string]any) string {
+	e.t.Helper()
+	body := map[string]any{"location_id": e.loc, "direction": "IMPORT", "type": "COMMODITY",
+		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z"}
+	for k, v := range fields {
+		body[k] = v
+	}
+	r := e.do("POST", "/tariffs/elements", body)
+	if r.Status != 200 {
+		e.t.Fatalf("create tariff: %d %s", r.Status, r.Body)
+	}
+	return r.Map(e.t)["id"].(string)
+}
+
+// flat is a schedule of one price all day, every day; bands may add tiers.
+func flat(bands ...map[string]any) []any {
+	rate := make([]any, len(bands))
+	for i, b := range bands {
+		rate[i] = b
+	}
+	return []any{map[string]any{"months": []string{"All"}, "days_and_hours": []any{map[string]any{
+		"days": []string{"All"}, "hours": []any{map[string]any{"valid_from": "00:00:00", "valid_to": "00:00:00", "rate": rate}}}}}}
+}
+
+func (e *costEnv) reads(recs ...map[string]any) {
+	e.t.Helper()
+	for _, r := range recs {
+		if _, ok := r["location_id"]; !ok {
+			r["location_id"] = e.loc
+		}
+		if _, ok := r["units"]; !ok {
+			r["units"] = "WH"
+		}
+	}
+	res := e.do("PUT", "/meters/interval", recs)
+	var b batchBody
+	res.JSON(e.t, &b)
+	if res.Status != 200 || b.RecordsAccepted != len(recs) {
+		e.t.Fatalf("readings: %d %s", res.Status, res.Body)
+	}
+}
+
+type costBody struct {
+	Energy struct{ Value float64 } `json:"energy"`
+	Tariff struct {
+		Value, Confidence, Rate float64
+		Components              struct{ Commodity, NonCommodity float64 } `json:"components"`
+	} `json:"tariff"`
+	LocationTimezone string `json:"location_timezone"`
+	Data             []struct {
+		StartTime         string `json:"start_time"`
+		EndTime           string `json:"end_time"`
+		Energy            struct{ Value float64 }
+		Tariff            struct{ Value, Confidence float64 }
+		RecordReferenceID string `json:"record_reference_id"`
+	} `json:"data"`
+}
+
+func (e *costEnv) cost(id, query, start, end string) costBody {
+	e.t.Helper()
+	r := e.do("POST", "/costs/interval/"+id+query, map[string]any{"start_time": start, "end_time": end})
+	if r.Status != 200 {
+		e.t.Fatalf("cost %s%s: %d %s", id, query, r.Status, r.Body)
+	}
+	var c costBody
+	r.JSON(e.t, &c)
+	return c
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestCostFlatTariffSmoke(t *testing.T) {
+	e := newCostEnv(t, "Europe/London")
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.25})})
+	e.reads(
+		map[string]any{"start_time": "2024-01-10T10:00:00Z", "end_time": "2024-01-10T10:30:00Z", "value": 1000},
+		map[string]any{"start_time": "2024-01-10T10:30:00Z", "end_time": "2024-01-10T11:00:00Z", "value": 2000},
+	)
+	c := e.cost(e.loc, "", "2024-01-10T00:00:00Z", "2024-01-11T00:00:00Z")
+	// 1 kWh + 2 kWh at 0.25 = 0.75.
+	if !near(c.Tariff.Value, 0.75) || !near(c.Energy.Value, 3000) || len(c.Data) != 2 || c.Tariff.Confidence != 1 {
+		t.Fatalf("cost %+v", c)
+	}
+}

@@ -1,0 +1,58 @@
+{{define "periods"}}
+-- Rate periods clipped to the sources that say which tariff prices which time of each
+-- component, with the source's confidence (1 in contract, lower when extrapolated).
+SELECT src.2 AS comp, toUInt8(if(src.2 = 3, 2, 1)) AS ctr,
+    greatest(ps, src.3) AS ss, least(pe, src.4) AS se, tier, hi, fixed, sfix, spct, mkt, src.5 AS sconf
+FROM
+(
+    SELECT tariff_id AS tid, toUInt32(start_time) AS ps, toUInt32(end_time) AS pe, toUInt32(tier_start) AS tier,
+        band_hi AS hi, band_fixed AS fixed, band_sfix AS sfix, band_spct AS spct, market_id AS mkt
+    FROM tariff_rates FINAL
+    WHERE account_id = @account AND live_mode = @live AND tariff_id IN @tids
+        AND start_time >= toDateTime(@range_from_pad) AND start_time < toDateTime(@range_to)
+)
+ALL INNER JOIN
+(
+    SELECT arrayJoin(arrayMap((t, c, f, u, k) -> (t, toUInt8(c), toUInt32(f), toUInt32(u), toFloat64(k)),
+        @src_tid, @src_comp, @src_from, @src_to, @src_conf)) AS src, src.1 AS tid
+) USING tid
+WHERE pe > src.3 AND ps < src.4
+{{end}}
+
+{{define "segments"}}
+-- Price segments: schedule periods as they are; market periods split at every market
+-- interval, priced (market price + surcharge_fixed) × (1 + surcharge_percentage / 100).
+-- Time without a market price has no segment: the record's coverage check makes it 0
+-- with confidence 0.
+SELECT comp, ctr, ss, se, tier, hi, fixed AS price, sconf
+FROM ({{template "periods" .}})
+WHERE mkt = ''
+UNION ALL
+-- 18.16 cannot capture a column that came through a JOIN inside a lambda: the market
+-- price enters arrayMap as an array of its own instead.
+SELECT comp, ctr, ss, se, tier, hi,
+    arrayMap((f, p, m) -> (m + f) * (1 + p / 100), sfix, spct, arrayResize([mp1], length(sfix), mp1)) AS price, sconf
+FROM
+(
+    SELECT comp, ctr, greatest(ss0, ms) AS ss, least(se0, me) AS se, tier, hi, sfix, spct, mp AS mp1,
+        least(sconf0, mc) AS sconf
+    FROM
+    (
+        SELECT comp, ctr, ss AS ss0, se AS se0, tier, hi, sfix, spct, sconf AS sconf0, mkt, arrayJoin({{hours "ss" "se"}}) AS hb
+        FROM ({{template "periods" .}})
+        WHERE mkt != ''
+    )
+    ALL INNER JOIN
+    (
+        SELECT mkt, ms, me, mp, mc, arrayJoin({{hours "ms" "me"}}) AS hb
+        FROM
+        (
+            SELECT market_id AS mkt, toUInt32(start_time) AS ms, toUInt32(end_time) AS me, price AS mp, confidence AS mc
+            FROM market_prices FINAL
+            WHERE account_id = @account AND live_mode = @live AND market_id IN @markets
+                AND start_time >= toDateTime(@range_from_pad) AND start_time < toDateTime(@range_to)
+        )
+    ) USING (mkt, hb)
+    WHERE ms < se0 AND me > ss0 AND hb = intDiv(greatest(ss0, ms), 3600)
+)
+{{end}}

@@ -1,0 +1,306 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+// Aggregations of a cost response.
+const (
+	AggregationNone  = ""
+	AggregationDay   = "DAY"
+	AggregationMonth = "MONTH"
+)
+
+// MaxCostWindow is the longest window one cost request may price.
+const MaxCostWindow = 400 * 24 * time.Hour
+
+// CostRequest asks for the cost of a scope's records starting in [Start, End).
+type CostRequest struct {
+	ObjectID      string // loc_… (location-level records) or dev_… (that device's records)
+	Direction     string
+	Aggregation   string
+	IncludeTariff bool
+	Start, End    time.Time
+	Session       string // only records of this session_reference_id, when set
+}
+
+// Amount is money or energy, written with at most 6 decimals.
+type Amount float64
+
+// MarshalJSON implements json.Marshaler.
+func (a Amount) MarshalJSON() ([]byte, error) {
+	v := math.Round(float64(a)*1e6) / 1e6
+	if v == 0 {
+		v = 0 // no "-0"
+	}
+	return []byte(strconv.FormatFloat(v, 'f', -1, 64)), nil
+}
+
+// EnergyValue is {"value": Wh}.
+type EnergyValue struct {
+	Value Amount `json:"value"`
+}
+
+// TariffValue is the money of an item or total.
+type TariffValue struct {
+	Value      Amount      `json:"value"`
+	Confidence Amount      `json:"confidence"`
+	Rate       *Amount     `json:"rate,omitempty"`
+	Components *Components `json:"components,omitempty"`
+}
+
+// Components split money into commodity and non-commodity parts.
+type Components struct {
+	Commodity    Amount `json:"commodity"`
+	NonCommodity Amount `json:"non_commodity"`
+}
+
+// CostItem is one record or one local day/month.
+type CostItem struct {
+	StartTime          catalog.Timestamp `json:"start_time"`
+	EndTime            catalog.Timestamp `json:"end_time"`
+	SessionReferenceID string            `json:"session_reference_id,omitempty"`
+	RecordReferenceID  string            `json:"record_reference_id,omitempty"`
+	Energy             EnergyValue       `json:"energy"`
+	Tariff             TariffValue       `json:"tariff"`
+}
+
+// EnergyCost is the energy_cost response.
+type EnergyCost struct {
+	ID               string            `json:"id"`
+	Object           string            `json:"object"`
+	ObjectID         string            `json:"object_id"`
+	LiveMode         bool              `json:"live_mode"`
+	Direction        string            `json:"direction"`
+	Aggregation      *string           `json:"aggregation"`
+	LocationTimezone string            `json:"location_timezone"`
+	CurrencyCode     string            `json:"currency_code"`
+	EnergyUnits      string            `json:"energy_units"`
+	StartTime        catalog.Timestamp `json:"start_time"`
+	EndTime          catalog.Timestamp `json:"end_time"`
+	Energy           EnergyValue       `json:"energy"`
+	Tariff           TariffValue       `json:"tariff"`
+	Data             []CostItem        `json:"data"`
+	AccountID        string            `json:"account_id"`
+}
+
+func (r *CostRequest) validate() error {
+	if r.Direction == "" {
+		r.Direction = "IMPORT"
+	}
+	switch {
+	case r.Direction != "IMPORT" && r.Direction != "EXPORT":
+		return kwhouse.Invalid("invalid_value", "direction", "direction must be IMPORT or EXPORT")
+	case r.Aggregation != AggregationNone && r.Aggregation != AggregationDay && r.Aggregation != AggregationMonth:
+		return kwhouse.Invalid("invalid_value", "aggregation", "aggregation must be DAY or MONTH (or absent for raw records)")
+	case r.Start.IsZero():
+		return kwhouse.Invalid("parameter_missing", "start_time", "start_time is required")
+	case r.End.IsZero():
+		return kwhouse.Invalid("parameter_missing", "end_time", "end_time is required")
+	case !r.End.After(r.Start):
+		return kwhouse.Invalid("invalid_window", "end_time", "end_time must be after start_time")
+	case r.End.Sub(r.Start) > MaxCostWindow:
+		return kwhouse.Invalid("window_too_long", "end_time", "a cost window may span at most 400 days")
+	case r.Start.Year() < 1971 || r.End.Year() > 2105:
+		return kwhouse.Invalid("invalid_window", "start_time", "the window must lie between 1971 and 2105")
+	}
+	return nil
+}
+
+// Interval prices the records of a location or device (POST /costs/interval/{id}).
+func (c *Coster) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequest) (EnergyCost, error) {
+	if err := req.validate(); err != nil {
+		return EnergyCost{}, err
+	}
+	args := scopeArgs{scope: scope, direction: req.Direction, session: req.Session, w0: req.Start.Unix(), w1: req.End.Unix(),
+		daily: req.Aggregation != AggregationNone}
+	loc, err := c.resolveScope(ctx, scope, req, &args)
+	if err != nil {
+		return EnergyCost{}, err
+	}
+	out := c.newResponse(scope, req, loc)
+	if args.location == "" {
+		return out, nil // a device without records in the window
+	}
+	zone, err := time.LoadLocation(loc.Timezone)
+	if err != nil {
+		return EnergyCost{}, fmt.Errorf("zone of %s: %w", loc.ID, err)
+	}
+	args.zone = loc.Timezone
+	if args.plan, err = c.tariffs.Plan(ctx, scope, args.location, args.w0, args.w1); err != nil {
+		return EnergyCost{}, err
+	}
+	rows, err := c.run(ctx, args)
+	if err != nil {
+		return EnergyCost{}, err
+	}
+	if err := checkTariffs(rows, args); err != nil {
+		return EnergyCost{}, err
+	}
+	out.Data = items(rows, req, zone)
+	out.total(rows, req.IncludeTariff)
+	return out, nil
+}
+
+// resolveScope finds the location whose tariffs price the request and sets the record filter.
+func (c *Coster) resolveScope(ctx context.Context, scope kwhouse.Scope, req CostRequest, a *scopeArgs) (catalog.Location, error) {
+	switch {
+	case kwhouse.ValidID(kwhouse.PrefixLocation, req.ObjectID):
+		a.location = req.ObjectID
+		return c.catalog.GetLocation(ctx, scope, req.ObjectID)
+	case kwhouse.ValidID(kwhouse.PrefixDevice, req.ObjectID):
+		if _, err := c.catalog.GetDevice(ctx, scope, req.ObjectID); err != nil {
+			return catalog.Location{}, err
+		}
+		a.device = req.ObjectID
+		locs, err := c.deviceLocations(ctx, scope, req)
+		if err != nil || len(locs) == 0 {
+			return catalog.Location{Timezone: "UTC"}, err
+		}
+		if len(locs) > 1 {
+			return catalog.Location{}, kwhouse.Invalid("ambiguous_location", "id",
+				"device %s has records at several locations in this window (%s, %s): ask per location", req.ObjectID, locs[0], locs[1])
+		}
+		a.location = locs[0]
+		return c.catalog.GetLocation(ctx, scope, locs[0])
+	}
+	return catalog.Location{}, kwhouse.NotFound("id", req.ObjectID)
+}
+
+// deviceLocations lists the locations of a device's records in the window (at most 2).
+func (c *Coster) deviceLocations(ctx context.Context, scope kwhouse.Scope, req CostRequest) ([]string, error) {
+	live := uint8(0)
+	if scope.LiveMode {
+		live = 1
+	}
+	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), `SELECT DISTINCT location_id FROM meter_records
+		WHERE account_id = ? AND live_mode = ? AND device_id = ? AND direction = ?
+		  AND start_time >= toDateTime(?) AND start_time < toDateTime(?) LIMIT 2`,
+		scope.AccountID, live, req.ObjectID, req.Direction, uint32(req.Start.Unix()), uint32(req.End.Unix()))
+	if err != nil {
+		return nil, chstore.Classify(fmt.Errorf("locations of device %s: %w", req.ObjectID, err))
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			return nil, fmt.Errorf("scan location: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, chstore.Classify(rows.Err())
+}
+
+func (c *Coster) newResponse(scope kwhouse.Scope, req CostRequest, loc catalog.Location) EnergyCost {
+	out := EnergyCost{ID: kwhouse.NewID(kwhouse.PrefixCost), Object: "energy_cost", ObjectID: req.ObjectID,
+		LiveMode: scope.LiveMode, Direction: req.Direction, LocationTimezone: loc.Timezone, CurrencyCode: loc.CurrencyCode,
+		EnergyUnits: "WH", StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End),
+		Data: []CostItem{}, AccountID: scope.AccountID, Tariff: TariffValue{Confidence: 1}}
+	if req.Aggregation != AggregationNone {
+		agg := req.Aggregation
+		out.Aggregation = &agg
+	}
+	if req.IncludeTariff {
+		out.Tariff.Rate, out.Tariff.Components = new(Amount), &Components{}
+	}
+	return out
+}
+
+// checkTariffs refuses to price records of a tariff_rate the location has no tariff of.
+func checkTariffs(rows []costRow, a scopeArgs) error {
+	var imp, exp uint64
+	for _, r := range rows {
+		imp, exp = imp+r.NImport, exp+r.NExport
+	}
+	if imp > 0 && !a.plan.HasImport {
+		return &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
+			Message: fmt.Sprintf("location %s has no IMPORT tariff to price %d record(s) with tariff_rate IMPORT", a.location, imp)}
+	}
+	if exp > 0 && !a.plan.HasExport {
+		return &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
+			Message: fmt.Sprintf("location %s has no EXPORT tariff to price %d record(s) with tariff_rate EXPORT", a.location, exp)}
+	}
+	return nil
+}
+
+// items maps rows to response items: records as they are; days with their local
+// boundaries; months folded from days.
+func items(rows []costRow, req CostRequest, zone *time.Location) []CostItem {
+	out := []CostItem{}
+	var acc []costRow
+	for _, r := range rows {
+		if req.Aggregation == AggregationMonth {
+			t := time.Unix(int64(r.Key), 0).In(zone)
+			r.Key = uint32(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, zone).Unix())
+			if n := len(acc); n > 0 && acc[n-1].Key == r.Key {
+				acc[n-1] = fold(acc[n-1], r)
+				continue
+			}
+		}
+		acc = append(acc, r)
+	}
+	for _, r := range acc {
+		start := time.Unix(int64(r.Key), 0).UTC()
+		end := time.Unix(int64(r.KeyEnd), 0).UTC()
+		switch req.Aggregation {
+		case AggregationDay:
+			t := start.In(zone)
+			end = time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, zone)
+		case AggregationMonth:
+			t := start.In(zone)
+			end = time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, zone)
+		}
+		it := CostItem{StartTime: catalog.Timestamp(start), EndTime: catalog.Timestamp(end), SessionReferenceID: r.Session,
+			RecordReferenceID: r.Reference, Energy: EnergyValue{Amount(r.Energy)},
+			Tariff: TariffValue{Value: Amount(r.Money), Confidence: Amount(r.Confidence)}}
+		if req.IncludeTariff {
+			it.Tariff.Rate = rateOf(r.Money, r.Energy)
+			it.Tariff.Components = &Components{Commodity: Amount(r.MoneyCommodity), NonCommodity: Amount(r.MoneyNonCommodity)}
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func fold(a, b costRow) costRow {
+	a.Energy += b.Energy
+	a.Money += b.Money
+	a.MoneyCommodity += b.MoneyCommodity
+	a.MoneyNonCommodity += b.MoneyNonCommodity
+	a.Confidence = math.Min(a.Confidence, b.Confidence)
+	a.NImport += b.NImport
+	a.NExport += b.NExport
+	return a
+}
+
+// total sets the top-level figures from the unrounded rows.
+func (e *EnergyCost) total(rows []costRow, includeTariff bool) {
+	t := costRow{Confidence: 1}
+	for _, r := range rows {
+		t = fold(t, r)
+	}
+	e.Energy = EnergyValue{Amount(t.Energy)}
+	e.Tariff.Value, e.Tariff.Confidence = Amount(t.Money), Amount(t.Confidence)
+	if includeTariff {
+		e.Tariff.Rate = rateOf(t.Money, t.Energy)
+		e.Tariff.Components = &Components{Commodity: Amount(t.MoneyCommodity), NonCommodity: Amount(t.MoneyNonCommodity)}
+	}
+}
+
+// rateOf is money per kWh, 0 without energy.
+func rateOf(money, wh float64) *Amount {
+	r := Amount(0)
+	if wh != 0 {
+		r = Amount(money / (wh / 1000))
+	}
+	return &r
+}

@@ -1,0 +1,96 @@
+package tariffs
+
+import (
+	"context"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+)
+
+// Components of a price: which records they price (by tariff_rate) and which tariffs.
+const (
+	CompImportCommodity    = 1
+	CompImportNonCommodity = 2
+	CompExportCommodity    = 3
+)
+
+// Plan says which tariffs price each component of a location's records over a range, with
+// every needed rate period stored.
+type Plan struct {
+	Sources    map[int][]Source // by component
+	TariffIDs  []string
+	Markets    []string
+	HasImport  bool // the location has an import tariff of some type
+	HasExport  bool
+	Lookback   int64 // Unix second from which records run the tier counters of the window
+	RangeStart int64 // Unix second from which rate periods are needed
+}
+
+// maxRecordSpan mirrors the ingest limit: a record starting in a window may end this much later.
+const maxRecordSpan = 31 * 86400
+
+// Plan resolves the tariffs of locationID for records starting in [w0, w1).
+func (s *Service) Plan(ctx context.Context, scope kwhouse.Scope, locationID string, w0, w1 int64) (Plan, error) {
+	ts, err := s.ofLocation(ctx, scope, locationID)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := Plan{Sources: map[int][]Source{}, Lookback: w0}
+	byComp := map[int][]*Tariff{}
+	markets := map[string]bool{}
+	for i := range ts {
+		t := &ts[i]
+		comp := componentOf(t)
+		byComp[comp] = append(byComp[comp], t)
+		p.TariffIDs = append(p.TariffIDs, t.ID)
+		if t.MarketRates {
+			markets[t.MarketID] = true
+		}
+		p.HasImport = p.HasImport || t.Direction == Import
+		p.HasExport = p.HasExport || t.Direction == Export
+		if ls := lookbackOf(t, w0); ls < p.Lookback {
+			p.Lookback = ls
+		}
+	}
+	for m := range markets {
+		p.Markets = append(p.Markets, m)
+	}
+	p.RangeStart = p.Lookback
+	end := w1 + maxRecordSpan
+	var all []*Tariff
+	for comp, list := range byComp {
+		p.Sources[comp] = sources(list, p.RangeStart, end)
+		all = append(all, list...)
+	}
+	if err := s.ensureExpanded(ctx, scope, all, p.RangeStart-32*86400, end); err != nil {
+		return Plan{}, err
+	}
+	return p, nil
+}
+
+func componentOf(t *Tariff) int {
+	switch {
+	case t.Direction == Export:
+		return CompExportCommodity
+	case t.Type == NonCommodity:
+		return CompImportNonCommodity
+	}
+	return CompImportCommodity
+}
+
+// lookbackOf is where the tier period containing w0 began in t's zone, less a day for
+// records that straddle that start. Records starting before it only run counters.
+func lookbackOf(t *Tariff, w0 int64) int64 {
+	loc, err := time.LoadLocation(t.Timezone)
+	if err != nil {
+		return w0
+	}
+	lt := time.Unix(w0, 0).In(loc)
+	day := floorDiv(lt.Unix()+int64(offsetOf(lt)), 86400)
+	return tierStartOf(day, t.TierPeriod, loc) - 86400
+}
+
+func offsetOf(t time.Time) int {
+	_, off := t.Zone()
+	return off
+}
