@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
@@ -76,7 +77,10 @@ type costBody struct {
 	Energy struct{ Value float64 } `json:"energy"`
 	Tariff struct {
 		Value, Confidence, Rate float64
-		Components              struct{ Commodity, NonCommodity float64 } `json:"components"`
+		Components              struct {
+			Commodity    float64 `json:"commodity"`
+			NonCommodity float64 `json:"non_commodity"`
+		} `json:"components"`
 	} `json:"tariff"`
 	LocationTimezone string `json:"location_timezone"`
 	Data             []struct {
@@ -114,3 +118,15 @@ func TestCostFlatTariffSmoke(t *testing.T) {
 		t.Fatalf("cost %+v", c)
 	}
 }
+
+const rfc = "2006-01-02T15:04:05Z07:00"
+
+func mustTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t.UTC()
+}
+
+func hoursDur(n int) time.Duration { return time.Duration(n) * time.Hour }
