@@ -64,6 +64,8 @@ func jsonError(err error) error {
 		switch {
 		case errors.Is(se.Err, json.ErrUnknownName):
 			return kwhouse.Invalid("unknown_field", param, "unknown field %q", param)
+		case se.JSONKind == '"' && se.GoType != nil && isTimeType(se.GoType.String()):
+			return kwhouse.Invalid("invalid_value", param, "must be an RFC 3339 date-time such as 2024-01-02T03:04:05Z")
 		case se.JSONKind != 0 && se.GoType != nil:
 			return kwhouse.Invalid("invalid_type", param, "wrong type: got JSON %s, want %s", kindName(se.JSONKind), typeName(se.GoType.String()))
 		}
@@ -136,3 +138,8 @@ func byteSize(n int64) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func isTimeType(goType string) bool {
+	t := strings.TrimLeft(goType, "*")
+	return t == "time.Time" || t == "catalog.Timestamp"
+}
