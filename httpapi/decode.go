@@ -143,3 +143,26 @@ func isTimeType(goType string) bool {
 	t := strings.TrimLeft(goType, "*")
 	return t == "time.Time" || t == "catalog.Timestamp"
 }
+
+// decodeLenient reads the fields of v that body has, ignoring the rest.
+func decodeLenient(body []byte, v any) error {
+	return json.Unmarshal(body, v)
+}
+
+// withoutNonPersistent drops the "non_persistent" member of a JSON object, which the
+// reference allows inside a record body, so the record can be stored as sent otherwise.
+func withoutNonPersistent(body []byte) []byte {
+	var m map[string]jsontext.Value
+	if err := json.Unmarshal(body, &m); err != nil {
+		return body // the record parser reports what is wrong
+	}
+	if _, ok := m["non_persistent"]; !ok {
+		return body
+	}
+	delete(m, "non_persistent")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}

@@ -118,6 +118,8 @@ func (s *Server) routes() {
 	a.POST("/markets", s.wrap(s.createMarket))
 	a.GET("/markets/:id", s.wrap(s.getMarket))
 	a.POST("/costs/interval/:id", s.wrap(s.costInterval))
+	a.POST("/costs/session/:id", s.wrap(s.costSession))
+	a.POST("/costs/instant", s.wrap(s.costInstant))
 
 	a.GET("/events", s.wrap(s.listEvents))
 	a.GET("/events/:id", s.wrap(s.getEvent))

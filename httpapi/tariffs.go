@@ -143,3 +143,40 @@ func costRequest(c *gin.Context) (query.CostRequest, error) {
 	}
 	return req, nil
 }
+
+func (s *Server) costSession(c *gin.Context) (int, any, error) {
+	include := false
+	if v, ok := c.GetQuery("include_tariff"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return 0, nil, kwhouse.Invalid("invalid_value", "include_tariff", "include_tariff must be true or false")
+		}
+		include = b
+	}
+	out, err := s.deps.Coster.Session(c.Request.Context(), scopeOf(c), c.Param("id"), c.Query("direction"), include)
+	return http.StatusOK, out, err
+}
+
+func (s *Server) costInstant(c *gin.Context) (int, any, error) {
+	flags := map[string]bool{}
+	for _, name := range []string{"include_tariff", "non_persistent"} {
+		if v, ok := c.GetQuery(name); ok {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return 0, nil, kwhouse.Invalid("invalid_value", name, "%s must be true or false", name)
+			}
+			flags[name] = b
+		}
+	}
+	body, err := readMeterBody(c, s.deps.MaxBodyBytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	var inBody struct {
+		NonPersistent *bool `json:"non_persistent"`
+	}
+	_ = decodeLenient(body, &inBody)
+	nonPersistent := flags["non_persistent"] || (inBody.NonPersistent != nil && *inBody.NonPersistent)
+	out, err := s.deps.Coster.Instant(c.Request.Context(), scopeOf(c), s.deps.Ingest, withoutNonPersistent(body), nonPersistent, flags["include_tariff"])
+	return http.StatusOK, out, err
+}

@@ -241,3 +241,28 @@ func daysFromCivil(y, m, d int) int64 {
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return int64(era*146097 + doe - 719468)
 }
+
+// ParseOne validates a single JSON record object (the body of POST /costs/instant, where
+// "non_persistent" may also appear).
+func ParseOne(body []byte) (Record, error) {
+	s := &scanner{b: body}
+	s.ws()
+	if s.peek() != '{' {
+		return Record{}, kwhouse.Invalid("invalid_body", "", "the body must be one JSON meter record object")
+	}
+	var r rawRecord
+	if err := s.record(&r); err != nil {
+		return Record{}, bodyError(err)
+	}
+	if err := s.end(); err != nil {
+		return Record{}, bodyError(err)
+	}
+	if strings.HasPrefix(r.problem, `unknown field "non_persistent"`) {
+		r.problem = "" // the query parameter's twin in the body; read by the caller
+	}
+	rec, problem := normalise(&r)
+	if problem != "" {
+		return Record{}, kwhouse.Invalid("invalid_record", "", "%s", problem)
+	}
+	return rec, nil
+}

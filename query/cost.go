@@ -15,6 +15,7 @@ import (
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -68,6 +69,7 @@ type scopeArgs struct {
 	plan      tariffs.Plan
 	zone      string
 	daily     bool
+	instant   *ingest.Record // priced from the request instead of the table
 }
 
 func (a scopeArgs) named() []any {
@@ -104,7 +106,14 @@ func (a scopeArgs) named() []any {
 	if a.scope.LiveMode {
 		live = 1
 	}
+	in := a.instant
+	if in == nil {
+		in = &ingest.Record{}
+	}
 	return []any{
+		clickhouse.Named("i_rs", uint32(in.Start)), clickhouse.Named("i_re", uint32(in.End)),
+		clickhouse.Named("i_e", in.EnergyWh), clickhouse.Named("i_rc", in.Confidence), clickhouse.Named("i_tr", int32(in.TariffRate)),
+		clickhouse.Named("i_sess", in.SessionRef), clickhouse.Named("i_ref", in.RecordRef),
 		clickhouse.Named("account", a.scope.AccountID), clickhouse.Named("live", live),
 		clickhouse.Named("location", a.location), clickhouse.Named("device", a.device),
 		clickhouse.Named("dir", a.direction), clickhouse.Named("session", a.session),
@@ -121,7 +130,7 @@ func (a scopeArgs) named() []any {
 
 func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "cost", struct{ Daily bool }{a.daily}); err != nil {
+	if err := templates.ExecuteTemplate(&buf, "cost", struct{ Daily, Instant bool }{a.daily, a.instant != nil}); err != nil {
 		return nil, fmt.Errorf("render cost query: %w", err)
 	}
 	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), buf.String(), a.named()...)
