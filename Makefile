@@ -51,4 +51,8 @@ bench-ingest: services build ## Ingest benchmark: API vs ClickHouse JSONEachRow 
 	$(GO) run ./bench/ingest
 
 .PHONY: bench
-bench: bench-ingest ## Every benchmark
+bench: bench-ingest bench-costs ## Every benchmark
+
+.PHONY: bench-costs
+bench-costs: services ## Cost query benchmark: 17.5 M readings, p50/p99 and the bare-sum floor
+	$(GO) run ./bench/costs
