@@ -130,7 +130,8 @@ func (a scopeArgs) named() []any {
 
 func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "cost", struct{ Daily, Instant bool }{a.daily, a.instant != nil}); err != nil {
+	if err := templates.ExecuteTemplate(&buf, "cost", struct{ Daily, Instant, Markets, Tiered bool }{
+		a.daily, a.instant != nil, len(a.plan.Markets) > 0, a.plan.Tiered}); err != nil {
 		return nil, fmt.Errorf("render cost query: %w", err)
 	}
 	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), buf.String(), a.named()...)

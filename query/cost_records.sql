@@ -1,20 +1,28 @@
 {{define "records"}}
--- Meter records of one scope from the tier lookback on. FINAL is filtered on sorting-key
--- columns only: every version of a reading shares them, so no older version can leak.
+-- Meter records of one scope from the tier lookback on.
 SELECT rid, rs, re, e, rc, tr,
     toUInt8({{if .Instant}}0{{else}}dir = @dir AND rs >= @w0 AND (@session = '' OR sess = @session){{end}}) AS is_out,
     sess, ref
 FROM
 (
     SELECT
-        cityHash64(toString(direction), toString(tariff_rate), toUInt32(start_time), toUInt32(end_time)) AS rid,
-        toUInt32(start_time) AS rs, toUInt32(end_time) AS re, energy_wh AS e, confidence AS rc,
-        toString(direction) AS dir,
+        cityHash64(dir, toString(tariff_rate), rs, re) AS rid,
+        rs, re, e, rc, dir,
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
-        session_reference_id AS sess, record_reference_id AS ref
-    FROM meter_records FINAL
-    WHERE account_id = @account AND live_mode = @live AND location_id = @location AND device_id = @device
-        AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+        sess, ref
+    FROM
+    (
+        -- The latest version of each reading (its key within the scope is direction,
+        -- tariff_rate, start, end). argMax, not FINAL: on 18.16 FINAL made this read ~8x
+        -- slower (105–215 ms against 18 ms for one location's month).
+        SELECT toString(direction) AS dir, tariff_rate, toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
+            argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc,
+            argMax(session_reference_id, version) AS sess, argMax(record_reference_id, version) AS ref
+        FROM meter_records
+        WHERE account_id = @account AND live_mode = @live AND location_id = @location AND device_id = @device
+            AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+        GROUP BY direction, tariff_rate, start_time, end_time
+    )
 )
 {{- if .Instant}}
 -- The instant record, priced as if stored: stored readings before it run its tier counter.

@@ -7,9 +7,12 @@ FROM
 (
     SELECT tariff_id AS tid, toUInt32(start_time) AS ps, toUInt32(end_time) AS pe, toUInt32(tier_start) AS tier,
         band_hi AS hi, band_fixed AS fixed, band_sfix AS sfix, band_spct AS spct, market_id AS mkt
-    FROM tariff_rates FINAL
+    FROM tariff_rates
     WHERE account_id = @account AND live_mode = @live AND tariff_id IN @tids
         AND start_time >= toDateTime(@range_from_pad) AND start_time < toDateTime(@range_to)
+    -- Versions of an expanded period are identical (a schedule never changes), so any one
+    -- will do: LIMIT BY drops duplicates of a re-expansion far cheaper than FINAL.
+    LIMIT 1 BY tariff_id, start_time
 )
 ALL INNER JOIN
 (
@@ -27,6 +30,7 @@ WHERE pe > src.3 AND ps < src.4
 SELECT comp, ctr, ss, se, tier, hi, fixed AS price, sconf
 FROM ({{template "periods" .}})
 WHERE mkt = ''
+{{- if .Markets}}
 UNION ALL
 -- 18.16 cannot capture a column that came through a JOIN inside a lambda: the market
 -- price enters arrayMap as an array of its own instead.
@@ -47,12 +51,16 @@ FROM
         SELECT mkt, ms, me, mp, mc, arrayJoin({{hours "ms" "me"}}) AS hb
         FROM
         (
-            SELECT market_id AS mkt, toUInt32(start_time) AS ms, toUInt32(end_time) AS me, price AS mp, confidence AS mc
-            FROM market_prices FINAL
+            SELECT market_id AS mkt, toUInt32(start_time) AS ms, toUInt32(argMax(end_time, version)) AS me,
+                argMax(price, version) AS mp, argMax(confidence, version) AS mc
+            FROM market_prices
             WHERE account_id = @account AND live_mode = @live AND market_id IN @markets
                 AND start_time >= toDateTime(@range_from_pad) AND start_time < toDateTime(@range_to)
+            -- The latest price of each interval: a re-sent interval replaces the old one.
+            GROUP BY market_id, start_time
         )
     ) USING (mkt, hb)
     WHERE ms < se0 AND me > ss0 AND hb = intDiv(greatest(ss0, ms), 3600)
 )
+{{- end}}
 {{end}}

@@ -22,6 +22,7 @@ type Plan struct {
 	Markets    []string
 	HasImport  bool // the location has an import tariff of some type
 	HasExport  bool
+	Tiered     bool  // some tariff has more than one band: tier counters must run
 	Lookback   int64 // Unix second from which records run the tier counters of the window
 	RangeStart int64 // Unix second from which rate periods are needed
 }
@@ -48,9 +49,15 @@ func (s *Service) Plan(ctx context.Context, scope kwhouse.Scope, locationID stri
 		}
 		p.HasImport = p.HasImport || t.Direction == Import
 		p.HasExport = p.HasExport || t.Direction == Export
+		if t.tiered() {
+			p.Tiered = true
+		}
 		if ls := lookbackOf(t, w0); ls < p.Lookback {
 			p.Lookback = ls
 		}
+	}
+	if !p.Tiered {
+		p.Lookback = w0 // no counter to run: nothing before the window matters
 	}
 	for m := range markets {
 		p.Markets = append(p.Markets, m)
@@ -93,4 +100,18 @@ func lookbackOf(t *Tariff, w0 int64) int64 {
 func offsetOf(t time.Time) int {
 	_, off := t.Zone()
 	return off
+}
+
+// tiered reports whether any rate of t has more than one band.
+func (t *Tariff) tiered() bool {
+	for _, e := range t.Schedule {
+		for _, dh := range e.DaysAndHours {
+			for _, h := range dh.Hours {
+				if len(h.Rate) > 1 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ type options struct {
 	locations, requests int
 	chAddr, database    string
 	keep                bool
+	only                string
 }
 
 func main() {
@@ -39,6 +41,7 @@ func main() {
 	flag.StringVar(&o.chAddr, "clickhouse", "127.0.0.1:9000", "ClickHouse native address")
 	flag.StringVar(&o.database, "database", "kwbench_costs", "database (reused when it holds the data, see -keep)")
 	flag.BoolVar(&o.keep, "keep", true, "keep the loaded data for the next run")
+	flag.StringVar(&o.only, "only", "", "run only the shapes whose name contains this")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatal(err)
@@ -87,6 +90,9 @@ func run(o options) error {
 		return err
 	}
 	for _, s := range shapes {
+		if o.only != "" && !strings.Contains(s.name, o.only) {
+			continue
+		}
 		lat, err := measure(base, fx, s.query, s.start, s.end, o.requests)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
