@@ -218,6 +218,13 @@ func (c *Catalog) GetLocation(ctx context.Context, scope kwhouse.Scope, id strin
 	return l, c.renderLocation(ctx, scope, &l)
 }
 
+// LocationInfo returns a location as stored, without its tariff-derived fields (for
+// callers that need only its zone and currency).
+func (c *Catalog) LocationInfo(ctx context.Context, scope kwhouse.Scope, id string) (Location, error) {
+	_, l, err := c.loadLocation(ctx, scope, id)
+	return l, err
+}
+
 func (c *Catalog) loadLocation(ctx context.Context, scope kwhouse.Scope, id string) (docstore.Doc, Location, error) {
 	var l Location
 	d, err := c.docs.Get(ctx, scope, KindLocation, id)

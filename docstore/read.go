@@ -100,6 +100,10 @@ type ListQuery struct {
 	StartingAfter string            // id cursor: objects older than it
 	EndingBefore  string            // id cursor: objects newer than it
 	MinCreatedUS  int64             // leave out documents created before this (0: none)
+	// Fixed are equality filters on columns a document never changes (a tariff's
+	// location_id, an event's object_id): safe to apply before picking the latest version,
+	// so only matching documents are aggregated.
+	Fixed map[Column]string
 }
 
 // List returns current, undeleted documents newest first, and whether more follow in the
@@ -110,6 +114,10 @@ func (s *Store) List(ctx context.Context, scope kwhouse.Scope, kind string, lq L
 	if lq.MinCreatedUS > 0 {
 		where = append(where, "created_us >= ?")
 		args = append(args, uint64(lq.MinCreatedUS))
+	}
+	for _, col := range sortedColumns(lq.Fixed) {
+		where = append(where, string(col)+" = ?")
+		args = append(args, lq.Fixed[col])
 	}
 	having = append(having, "cur_deleted = 0")
 	for _, col := range sortedColumns(lq.Filters) {

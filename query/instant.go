@@ -31,7 +31,7 @@ func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, ing *ingest.S
 	if err != nil {
 		return InstantCost{}, err
 	}
-	loc, err := c.catalog.GetLocation(ctx, scope, rec.LocationID)
+	loc, err := c.catalog.LocationInfo(ctx, scope, rec.LocationID)
 	if err != nil {
 		return InstantCost{}, refError(err, "location_id", rec.LocationID)
 	}

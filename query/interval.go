@@ -155,7 +155,7 @@ func (c *Coster) resolveScope(ctx context.Context, scope kwhouse.Scope, req Cost
 	switch {
 	case kwhouse.ValidID(kwhouse.PrefixLocation, req.ObjectID):
 		a.location = req.ObjectID
-		return c.catalog.GetLocation(ctx, scope, req.ObjectID)
+		return c.catalog.LocationInfo(ctx, scope, req.ObjectID)
 	case kwhouse.ValidID(kwhouse.PrefixDevice, req.ObjectID):
 		if _, err := c.catalog.GetDevice(ctx, scope, req.ObjectID); err != nil {
 			return catalog.Location{}, err
@@ -170,7 +170,7 @@ func (c *Coster) resolveScope(ctx context.Context, scope kwhouse.Scope, req Cost
 				"device %s has records at several locations in this window (%s, %s): ask per location", req.ObjectID, locs[0], locs[1])
 		}
 		a.location = locs[0]
-		return c.catalog.GetLocation(ctx, scope, locs[0])
+		return c.catalog.LocationInfo(ctx, scope, locs[0])
 	}
 	return catalog.Location{}, kwhouse.NotFound("id", req.ObjectID)
 }

@@ -276,7 +276,7 @@ type ListQuery struct {
 
 // List lists a location's tariff elements, newest first.
 func (s *Service) List(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([]Tariff, bool, error) {
-	f := map[docstore.Column]string{docstore.ColLocationID: q.LocationID}
+	f := map[docstore.Column]string{}
 	if q.Direction != "" {
 		f[docstore.ColDirection] = q.Direction
 	}
@@ -284,7 +284,8 @@ func (s *Service) List(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([
 		f[docstore.ColTariffType] = q.Type
 	}
 	docs, more, err := s.docs.List(ctx, scope, KindTariff, docstore.ListQuery{Filters: f, Limit: q.Limit,
-		StartingAfter: q.StartingAfter, EndingBefore: q.EndingBefore})
+		StartingAfter: q.StartingAfter, EndingBefore: q.EndingBefore,
+		Fixed: map[docstore.Column]string{docstore.ColLocationID: q.LocationID}}) // a tariff never moves
 	if err != nil {
 		return nil, false, err
 	}
