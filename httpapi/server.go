@@ -120,6 +120,9 @@ func (s *Server) routes() {
 	a.POST("/costs/interval/:id", s.wrap(s.costInterval))
 	a.POST("/costs/session/:id", s.wrap(s.costSession))
 	a.POST("/costs/instant", s.wrap(s.costInstant))
+	a.GET("/tariffs/rates/:id", s.wrap(s.tariffRates))
+	a.GET("/slots/threshold/:id", s.wrap(s.slotsThreshold))
+	a.GET("/slots/time/:id", s.wrap(s.slotsTime))
 
 	a.GET("/events", s.wrap(s.listEvents))
 	a.GET("/events/:id", s.wrap(s.getEvent))

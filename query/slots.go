@@ -1,0 +1,300 @@
+package query
+
+import (
+	"context"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+)
+
+// RateValue is the price of a period.
+type RateValue struct {
+	Rate       Amount      `json:"rate"`
+	Confidence Amount      `json:"confidence"`
+	Components *Components `json:"components,omitempty"`
+}
+
+// RateItem is one period of the timeline.
+type RateItem struct {
+	ValidFrom catalog.Timestamp `json:"valid_from"`
+	ValidTo   catalog.Timestamp `json:"valid_to"`
+	Tariff    RateValue         `json:"tariff"`
+}
+
+// RatesRequestEcho repeats a timeline request.
+type RatesRequestEcho struct {
+	IncludeTariff bool              `json:"include_tariff"`
+	IncludeCarbon bool              `json:"include_carbon"`
+	Direction     string            `json:"direction"`
+	StartTime     catalog.Timestamp `json:"start_time"`
+	EndTime       catalog.Timestamp `json:"end_time"`
+}
+
+// TariffRates is the tariff_rate response of GET /tariffs/rates/{location_id}.
+type TariffRates struct {
+	ID               string            `json:"id"`
+	Object           string            `json:"object"`
+	LiveMode         bool              `json:"live_mode"`
+	LocationID       string            `json:"location_id"`
+	LocationTimezone string            `json:"location_timezone"`
+	CurrencyCode     string            `json:"currency_code"`
+	Direction        string            `json:"direction"`
+	LastUpdated      catalog.Timestamp `json:"last_updated"`
+	NextUpdate       catalog.Timestamp `json:"next_update"`
+	Request          RatesRequestEcho  `json:"request"`
+	Data             []RateItem        `json:"data"`
+	TimeCreated      catalog.Timestamp `json:"time_created"`
+	AccountID        string            `json:"account_id"`
+}
+
+// RatesRequest asks for a location's price timeline.
+type RatesRequest struct {
+	LocationID    string
+	Direction     string
+	Start, End    time.Time
+	IncludeTariff bool
+}
+
+// Rates returns the price timeline of a location (import = commodity + non-commodity,
+// first band), split wherever any part of the price changes.
+func (c *Coster) Rates(ctx context.Context, scope kwhouse.Scope, req RatesRequest) (TariffRates, error) {
+	tr := timelineRequest{scope: scope, locationID: req.LocationID, direction: req.Direction, start: req.Start, end: req.End}
+	loc, periods, err := c.timeline(ctx, tr)
+	if err != nil {
+		return TariffRates{}, err
+	}
+	now := catalog.Timestamp(c.now())
+	out := TariffRates{ID: kwhouse.NewID(kwhouse.PrefixRates), Object: "tariff_rate", LiveMode: scope.LiveMode,
+		LocationID: loc.ID, LocationTimezone: loc.Timezone, CurrencyCode: loc.CurrencyCode, Direction: directionOr(req.Direction),
+		LastUpdated: now, NextUpdate: catalog.Timestamp(req.End), TimeCreated: now, AccountID: scope.AccountID, Data: []RateItem{},
+		Request: RatesRequestEcho{IncludeTariff: req.IncludeTariff, Direction: directionOr(req.Direction),
+			StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End)}}
+	for _, p := range periods {
+		it := RateItem{ValidFrom: unixTS(p.Start), ValidTo: unixTS(p.End), Tariff: RateValue{Rate: Amount(p.Rate), Confidence: Amount(p.Confidence)}}
+		if req.IncludeTariff {
+			it.Tariff.Components = &Components{Commodity: Amount(p.Commodity), NonCommodity: Amount(p.NonCommodity)}
+		}
+		out.Data = append(out.Data, it)
+	}
+	return out, nil
+}
+
+func directionOr(d string) string {
+	if d == "" {
+		return "IMPORT"
+	}
+	return d
+}
+
+func unixTS(s int64) catalog.Timestamp { return catalog.Timestamp(time.Unix(s, 0).UTC()) }
+
+// Segments of slot requests.
+const (
+	SegmentHigh = "HIGH"
+	SegmentLow  = "LOW"
+)
+
+// SlotRequest asks for the high- or low-price time of a window.
+type SlotRequest struct {
+	LocationID string
+	Direction  string
+	Segment    string
+	Start, End time.Time
+	Relative   *float64 // fraction of the window, (0, 1]
+	Absolute   *float64 // price threshold; overrides Relative
+	Duration   *float64 // minutes, for time slots
+}
+
+// SlotValue is the price of a slot.
+type SlotValue struct {
+	Rate       Amount `json:"rate"`
+	RateAvg    Amount `json:"rate_avg"`
+	Confidence Amount `json:"confidence"`
+}
+
+// Slot is a stretch of kept time.
+type Slot struct {
+	StartTime catalog.Timestamp `json:"start_time"`
+	EndTime   catalog.Timestamp `json:"end_time"`
+	Tariff    SlotValue         `json:"tariff"`
+}
+
+// SlotRequestEcho repeats a slot request.
+type SlotRequestEcho struct {
+	Direction string            `json:"direction"`
+	Segment   string            `json:"segment"`
+	Relative  *float64          `json:"relative"`
+	Absolute  *float64          `json:"absolute"`
+	Duration  *float64          `json:"duration,omitempty"`
+	StartTime catalog.Timestamp `json:"start_time"`
+	EndTime   catalog.Timestamp `json:"end_time"`
+}
+
+// Slots is the slot_threshold or slot_time response.
+type Slots struct {
+	ID               string            `json:"id"`
+	Object           string            `json:"object"`
+	LiveMode         bool              `json:"live_mode"`
+	LocationID       string            `json:"location_id"`
+	LocationTimezone string            `json:"location_timezone"`
+	CurrencyCode     string            `json:"currency_code"`
+	Direction        string            `json:"direction"`
+	Duration         int64             `json:"duration"`
+	NextUpdate       catalog.Timestamp `json:"next_update"`
+	Request          SlotRequestEcho   `json:"request"`
+	Data             []Slot            `json:"data"`
+	TimeCreated      catalog.Timestamp `json:"time_created"`
+	AccountID        string            `json:"account_id"`
+}
+
+func (r *SlotRequest) validate(threshold bool) error {
+	switch {
+	case r.Segment == "":
+		return kwhouse.Invalid("parameter_missing", "segment", "segment is required (HIGH or LOW)")
+	case r.Segment != SegmentHigh && r.Segment != SegmentLow:
+		return kwhouse.Invalid("invalid_value", "segment", "segment must be HIGH or LOW")
+	case threshold && r.Absolute == nil && r.Relative == nil:
+		return kwhouse.Invalid("parameter_missing", "relative", "give relative (0 < r ≤ 1) or absolute (a price)")
+	case threshold && r.Absolute == nil && (*r.Relative <= 0 || *r.Relative > 1 || math.IsNaN(*r.Relative)):
+		return kwhouse.Invalid("invalid_value", "relative", "relative must be within (0, 1]")
+	case threshold && r.Absolute != nil && (math.IsNaN(*r.Absolute) || math.IsInf(*r.Absolute, 0)):
+		return kwhouse.Invalid("invalid_value", "absolute", "absolute must be a finite price")
+	case !threshold && r.Duration == nil:
+		return kwhouse.Invalid("parameter_missing", "duration", "duration (minutes) is required")
+	case !threshold && (*r.Duration <= 0 || math.IsNaN(*r.Duration)):
+		return kwhouse.Invalid("invalid_value", "duration", "duration must be a positive number of minutes")
+	case !threshold && !r.End.IsZero() && *r.Duration*60 > r.End.Sub(r.Start).Seconds():
+		return kwhouse.Invalid("invalid_value", "duration", "duration is longer than the window")
+	}
+	return nil
+}
+
+func (c *Coster) slotTimeline(ctx context.Context, scope kwhouse.Scope, req SlotRequest, threshold bool) (catalog.Location, []RatePeriod, error) {
+	if err := req.validate(threshold); err != nil {
+		return catalog.Location{}, nil, err
+	}
+	return c.timeline(ctx, timelineRequest{scope: scope, locationID: req.LocationID, direction: req.Direction, start: req.Start, end: req.End})
+}
+
+// Threshold answers GET /slots/threshold: the periods at or above (HIGH) or at or below
+// (LOW) a price: `absolute`, or the price reached by the top (bottom) `relative` fraction of
+// the window's time, ties kept.
+func (c *Coster) Threshold(ctx context.Context, scope kwhouse.Scope, req SlotRequest) (Slots, error) {
+	loc, periods, err := c.slotTimeline(ctx, scope, req, true)
+	if err != nil {
+		return Slots{}, err
+	}
+	cut := 0.0
+	if req.Absolute != nil {
+		cut = *req.Absolute
+	} else {
+		cut = relativeCut(periods, req.Segment, *req.Relative*float64(req.End.Unix()-req.Start.Unix()))
+	}
+	var kept []RatePeriod
+	for _, p := range periods {
+		if (req.Segment == SegmentHigh && p.Rate >= cut) || (req.Segment == SegmentLow && p.Rate <= cut) {
+			kept = append(kept, p)
+		}
+	}
+	return c.slotsResponse(scope, loc, req, "slot_threshold", kept), nil
+}
+
+// relativeCut walks distinct prices from the highest (HIGH) or lowest (LOW) until the time
+// at or beyond the price reaches want seconds, and returns that price.
+func relativeCut(periods []RatePeriod, segment string, want float64) float64 {
+	byRate := map[float64]int64{}
+	for _, p := range periods {
+		byRate[p.Rate] += p.End - p.Start
+	}
+	rates := make([]float64, 0, len(byRate))
+	for r := range byRate {
+		rates = append(rates, r)
+	}
+	sort.Float64s(rates)
+	if segment == SegmentHigh {
+		for i, j := 0, len(rates)-1; i < j; i, j = i+1, j-1 {
+			rates[i], rates[j] = rates[j], rates[i]
+		}
+	}
+	var acc int64
+	for _, r := range rates {
+		acc += byRate[r]
+		if float64(acc) >= want {
+			return r
+		}
+	}
+	if len(rates) == 0 {
+		return 0
+	}
+	return rates[len(rates)-1]
+}
+
+// TimeSlots answers GET /slots/time: the cheapest (LOW) or dearest (HIGH) time adding up to
+// duration minutes. Periods are taken best price first, earlier first on equal prices; the
+// last one needed is taken from its start.
+func (c *Coster) TimeSlots(ctx context.Context, scope kwhouse.Scope, req SlotRequest) (Slots, error) {
+	loc, periods, err := c.slotTimeline(ctx, scope, req, false)
+	if err != nil {
+		return Slots{}, err
+	}
+	order := append([]RatePeriod(nil), periods...)
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].Rate != order[j].Rate {
+			return (order[i].Rate < order[j].Rate) == (req.Segment == SegmentLow)
+		}
+		return order[i].Start < order[j].Start
+	})
+	left := int64(math.Round(*req.Duration * 60))
+	var kept []RatePeriod
+	for _, p := range order {
+		if left <= 0 {
+			break
+		}
+		if n := p.End - p.Start; n > left {
+			p.End = p.Start + left
+		}
+		left -= p.End - p.Start
+		kept = append(kept, p)
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].Start < kept[j].Start })
+	return c.slotsResponse(scope, loc, req, "slot_time", kept), nil
+}
+
+// slotsResponse merges adjacent kept periods into slots with time-weighted mean rates.
+func (c *Coster) slotsResponse(scope kwhouse.Scope, loc catalog.Location, req SlotRequest, object string, kept []RatePeriod) Slots {
+	prefix := kwhouse.PrefixSlot
+	now := catalog.Timestamp(c.now())
+	out := Slots{ID: kwhouse.NewID(prefix), Object: object, LiveMode: scope.LiveMode, LocationID: loc.ID,
+		LocationTimezone: loc.Timezone, CurrencyCode: loc.CurrencyCode, Direction: directionOr(req.Direction),
+		NextUpdate: catalog.Timestamp(req.End), TimeCreated: now, AccountID: scope.AccountID, Data: []Slot{},
+		Request: SlotRequestEcho{Direction: directionOr(req.Direction), Segment: req.Segment, Relative: req.Relative,
+			Absolute: req.Absolute, Duration: req.Duration, StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End)}}
+	type acc struct {
+		start, end  int64
+		money, conf float64
+	}
+	var slots []acc
+	for _, p := range kept {
+		n := len(slots)
+		if n > 0 && slots[n-1].end == p.Start {
+			slots[n-1].end = p.End
+			slots[n-1].money += p.Rate * float64(p.End-p.Start)
+			slots[n-1].conf = math.Min(slots[n-1].conf, p.Confidence)
+			continue
+		}
+		slots = append(slots, acc{start: p.Start, end: p.End, money: p.Rate * float64(p.End-p.Start), conf: p.Confidence})
+	}
+	var secs int64
+	for _, s := range slots {
+		avg := Amount(s.money / float64(s.end-s.start))
+		out.Data = append(out.Data, Slot{StartTime: unixTS(s.start), EndTime: unixTS(s.end),
+			Tariff: SlotValue{Rate: avg, RateAvg: avg, Confidence: Amount(s.conf)}})
+		secs += s.end - s.start
+	}
+	out.Duration = secs / 60
+	return out
+}
+

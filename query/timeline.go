@@ -1,0 +1,182 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+// MaxRateWindow is the longest window of a timeline or slot request.
+const MaxRateWindow = 90 * 24 * time.Hour
+
+// RatePeriod is a stretch of constant price: the sum of the direction's components.
+type RatePeriod struct {
+	Start, End   int64
+	Rate         float64
+	Confidence   float64
+	Commodity    float64
+	NonCommodity float64
+}
+
+// segment is one component's price over [s, e).
+type segment struct {
+	comp       int
+	s, e       int64
+	rate, conf float64
+}
+
+// timelineRequest resolves the location and plan of a rate-based request.
+type timelineRequest struct {
+	scope      kwhouse.Scope
+	locationID string
+	direction  string
+	start, end time.Time
+}
+
+func (r *timelineRequest) validate() error {
+	if r.direction == "" {
+		r.direction = "IMPORT"
+	}
+	switch {
+	case r.direction != "IMPORT" && r.direction != "EXPORT":
+		return kwhouse.Invalid("invalid_value", "direction", "direction must be IMPORT or EXPORT")
+	case r.end.IsZero():
+		return kwhouse.Invalid("parameter_missing", "end_time", "end_time is required")
+	case !r.end.After(r.start):
+		return kwhouse.Invalid("invalid_window", "end_time", "end_time must be after start_time")
+	case r.end.Sub(r.start) > MaxRateWindow:
+		return kwhouse.Invalid("window_too_long", "end_time", "a window may span at most 90 days")
+	case r.start.Year() < 1971 || r.end.Year() > 2105:
+		return kwhouse.Invalid("invalid_window", "start_time", "the window must lie between 1971 and 2105")
+	}
+	return nil
+}
+
+// timeline returns the location and its constant-price periods over the window, split
+// wherever any component's price changes.
+func (c *Coster) timeline(ctx context.Context, r timelineRequest) (catalog.Location, []RatePeriod, error) {
+	if err := r.validate(); err != nil {
+		return catalog.Location{}, nil, err
+	}
+	if !kwhouse.ValidID(kwhouse.PrefixLocation, r.locationID) {
+		return catalog.Location{}, nil, kwhouse.NotFound("id", r.locationID)
+	}
+	loc, err := c.catalog.LocationInfo(ctx, r.scope, r.locationID)
+	if err != nil {
+		return loc, nil, err
+	}
+	a := scopeArgs{scope: r.scope, location: r.locationID, direction: r.direction, w0: r.start.Unix(), w1: r.end.Unix(), zone: loc.Timezone}
+	if a.plan, err = c.tariffs.Plan(ctx, r.scope, r.locationID, a.w0, a.w1); err != nil {
+		return loc, nil, err
+	}
+	comps := componentsOf(r.direction, a.plan)
+	if len(comps) == 0 {
+		return loc, nil, &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
+			Message: fmt.Sprintf("location %s has no %s tariff", r.locationID, r.direction)}
+	}
+	segs, err := c.segments(ctx, a)
+	if err != nil {
+		return loc, nil, err
+	}
+	return loc, sweep(segs, comps, a.w0, a.w1), nil
+}
+
+// componentsOf lists the direction's components that have tariffs.
+func componentsOf(direction string, p tariffs.Plan) []int {
+	want := []int{tariffs.CompImportCommodity, tariffs.CompImportNonCommodity}
+	if direction == "EXPORT" {
+		want = []int{tariffs.CompExportCommodity}
+	}
+	var out []int
+	for _, c := range want {
+		if len(p.Sources[c]) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (c *Coster) segments(ctx context.Context, a scopeArgs) ([]segment, error) {
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, "rates", struct{ Markets bool }{len(a.plan.Markets) > 0}); err != nil {
+		return nil, fmt.Errorf("render rates query: %w", err)
+	}
+	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), buf.String(), a.named()...)
+	if err != nil {
+		return nil, chstore.Classify(fmt.Errorf("rates query: %w", err))
+	}
+	defer rows.Close()
+	var out []segment
+	for rows.Next() {
+		var comp uint8
+		var s, e uint32
+		var sg segment
+		if err := rows.Scan(&comp, &s, &e, &sg.rate, &sg.conf); err != nil {
+			return nil, fmt.Errorf("scan rate segment: %w", err)
+		}
+		sg.comp, sg.s, sg.e = int(comp), int64(s), int64(e)
+		out = append(out, sg)
+	}
+	return out, chstore.Classify(rows.Err())
+}
+
+// sweep combines the components' segments into periods over [w0, w1). Time a component
+// with tariffs does not cover (a missing market price) adds 0 with confidence 0.
+func sweep(segs []segment, comps []int, w0, w1 int64) []RatePeriod {
+	cuts := map[int64]bool{w0: true, w1: true}
+	for _, s := range segs {
+		cuts[s.s], cuts[s.e] = true, true
+	}
+	points := make([]int64, 0, len(cuts))
+	for p := range cuts {
+		if p >= w0 && p <= w1 {
+			points = append(points, p)
+		}
+	}
+	sort.Slice(points, func(i, j int) bool { return points[i] < points[j] })
+	byComp := map[int][]segment{}
+	for _, s := range segs {
+		byComp[s.comp] = append(byComp[s.comp], s)
+	}
+	idx := map[int]int{}
+	var out []RatePeriod
+	for i := 0; i+1 < len(points); i++ {
+		a, b := points[i], points[i+1]
+		p := RatePeriod{Start: a, End: b, Confidence: 1}
+		for _, comp := range comps {
+			list := byComp[comp]
+			for idx[comp] < len(list) && list[idx[comp]].e <= a {
+				idx[comp]++
+			}
+			rate, conf := 0.0, 0.0
+			if k := idx[comp]; k < len(list) && list[k].s <= a {
+				rate, conf = list[k].rate, list[k].conf
+			}
+			p.Rate += rate
+			p.Confidence = math.Min(p.Confidence, conf)
+			if comp == tariffs.CompImportNonCommodity {
+				p.NonCommodity = rate
+			} else {
+				p.Commodity = rate
+			}
+		}
+		if n := len(out); n > 0 && out[n-1].End == a && sameParts(out[n-1], p) {
+			out[n-1].End = b
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func sameParts(a, b RatePeriod) bool {
+	return a.Commodity == b.Commodity && a.NonCommodity == b.NonCommodity && a.Confidence == b.Confidence
+}
