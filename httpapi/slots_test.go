@@ -188,11 +188,11 @@ func TestRatesAddNonCommodityAndSlotErrors(t *testing.T) {
 		t.Errorf("import timeline: %v", d)
 	}
 	for q, param := range map[string]string{
-		"?relative=0.5&" + dayWindow:                  "segment",
-		"?segment=MIDDLE&relative=0.5&" + dayWindow:   "segment",
-		"?segment=HIGH&" + dayWindow:                  "relative",
-		"?segment=HIGH&relative=0&" + dayWindow:       "relative",
-		"?segment=HIGH&relative=1.5&" + dayWindow:     "relative",
+		"?relative=0.5&" + dayWindow:                "segment",
+		"?segment=MIDDLE&relative=0.5&" + dayWindow: "segment",
+		"?segment=HIGH&" + dayWindow:                "relative",
+		"?segment=HIGH&relative=0&" + dayWindow:     "relative",
+		"?segment=HIGH&relative=1.5&" + dayWindow:   "relative",
 		"?segment=HIGH&relative=0.5&start_time=2024-01-10T00:00:00Z&end_time=2024-06-10T00:00:00Z": "end_time",
 		"?segment=HIGH&relative=0.5&start_time=2024-01-10T00:00:00Z&end_time=2024-01-10T00:00:00Z": "end_time",
 		"?segment=HIGH&relative=0.5&start_time=2024-01-10T00:00:00Z":                               "end_time",

@@ -297,4 +297,3 @@ func (c *Coster) slotsResponse(scope kwhouse.Scope, loc catalog.Location, req Sl
 	out.Duration = secs / 60
 	return out
 }
-
