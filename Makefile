@@ -51,8 +51,12 @@ bench-ingest: services build ## Ingest benchmark: API vs ClickHouse JSONEachRow 
 	$(GO) run ./bench/ingest
 
 .PHONY: bench
-bench: bench-ingest bench-costs ## Every benchmark
+bench: bench-ingest bench-costs bench-slots ## Every benchmark
 
 .PHONY: bench-costs
 bench-costs: services ## Cost query benchmark: 17.5 M readings, p50/p99 and the bare-sum floor
 	$(GO) run ./bench/costs
+
+.PHONY: bench-slots
+bench-slots: services ## Slot query benchmark: p50/p99 and requests/s with 8 clients
+	$(GO) run ./bench/slots

@@ -1,0 +1,174 @@
+// Command slots benchmarks GET /slots/threshold: 1,000 locations, each with a tariff that
+// follows one half-hourly market; p50/p99 of a 24-hour HIGH r=0.25 request from one
+// client, then requests/s with 8 concurrent clients over all locations. Run: make bench-slots.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"math/rand"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/config"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+func main() {
+	locations := flag.Int("locations", 1000, "locations")
+	requests := flag.Int("requests", 200, "single-client requests")
+	clients := flag.Int("clients", 8, "concurrent clients for the throughput run")
+	seconds := flag.Int("seconds", 10, "length of the throughput run")
+	flag.Parse()
+	if err := run(*locations, *requests, *clients, *seconds); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(nloc, nreq, clients, seconds int) error {
+	ctx := context.Background()
+	cfg := &config.Config{
+		HTTP:       config.HTTP{Addr: "127.0.0.1:0", MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second},
+		ClickHouse: config.ClickHouse{Addr: "127.0.0.1:9000", Database: "kwbench_slots", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 32, MaxExecutionTime: time.Minute, MaxMemoryUsage: 4 << 30, Compression: "none"},
+		Redis:      config.Redis{Addr: "127.0.0.1:6379", Timeout: 200 * time.Millisecond, CacheTTL: 10 * time.Minute},
+		Auth:       config.Auth{JWTSecret: "bench-bench-bench-bench-bench-bench-bench", TokenTTL: time.Hour},
+		Ingest:     config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000, FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
+		Log:        config.Log{Level: "warn", Format: "text"},
+	}
+	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), app.Options{RedisPrefix: "kwbenchslots:"})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	acc, err := a.Accounts.Create(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	scope := kwhouse.Scope{AccountID: acc.AccountID}
+	locs, err := setup(ctx, a, scope, nloc)
+	if err != nil {
+		return err
+	}
+	addr, err := a.Listen()
+	if err != nil {
+		return err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = a.Serve(sctx) }()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: time.Minute}
+	ask := func(loc string) (time.Duration, error) {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/slots/threshold/"+loc+
+			"?segment=HIGH&relative=0.25&start_time=2024-06-03T00:00:00Z&end_time=2024-06-04T00:00:00Z", nil)
+		req.Header.Set("Authorization", "Bearer "+acc.TestKey)
+		t0 := time.Now()
+		res, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		var out struct {
+			Duration float64 `json:"duration"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&out)
+		res.Body.Close()
+		if err != nil || res.StatusCode != 200 || out.Duration < 360 {
+			return 0, fmt.Errorf("status %d duration %v (%v)", res.StatusCode, out.Duration, err)
+		}
+		return time.Since(t0), nil
+	}
+	rng := rand.New(rand.NewSource(1))
+	var lat []time.Duration
+	for i := 0; i < nreq+5; i++ {
+		d, err := ask(locs[rng.Intn(len(locs))])
+		if err != nil {
+			return err
+		}
+		if i >= 5 {
+			lat = append(lat, d)
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q int) float64 { return float64(lat[min(len(lat)-1, len(lat)*q/100)].Microseconds()) / 1000 }
+	fmt.Printf("24 h HIGH r=0.25, half-hourly market tariff, 1 client: p50 %.1f ms  p99 %.1f ms (%d requests)\n", p(50), p(99), nreq)
+	var done, failed atomic.Int64
+	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			r := rand.New(rand.NewSource(int64(c)))
+			for time.Now().Before(deadline) {
+				if _, err := ask(locs[r.Intn(len(locs))]); err != nil {
+					failed.Add(1)
+				}
+				done.Add(1)
+			}
+		}(c)
+	}
+	wg.Wait()
+	fmt.Printf("%d clients over %d locations: %.0f requests/s (%d failed)\n", clients, len(locs), float64(done.Load())/float64(seconds), failed.Load())
+	return a.DB.Conn.Exec(ctx, "DROP DATABASE IF EXISTS kwbench_slots")
+}
+
+// setup creates one market with a week of half-hourly prices and a market tariff per location.
+func setup(ctx context.Context, a *app.App, scope kwhouse.Scope, n int) ([]string, error) {
+	m, err := a.Tariffs.CreateMarket(ctx, scope, tariffs.MarketInput{DisplayName: "day-ahead", CurrencyCode: "GBP"})
+	if err != nil {
+		return nil, err
+	}
+	var prices []tariffs.MarketPrice
+	t0 := time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 7*48; i++ {
+		s := t0.Add(time.Duration(i) * 30 * time.Minute)
+		p := 0.05 + float64((i*37)%48)/100
+		prices = append(prices, tariffs.MarketPrice{StartTime: catalog.Timestamp(s), EndTime: catalog.Timestamp(s.Add(30 * time.Minute)), Price: &p})
+	}
+	if _, err := a.Tariffs.PutPrices(ctx, scope, m.ID, prices); err != nil {
+		return nil, err
+	}
+	tz, cur := "Europe/London", "GBP"
+	locs := make([]string, n)
+	yes := true
+	cs, ce := catalog.Timestamp(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)), catalog.Timestamp(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 8)
+	start := time.Now()
+	for i := range locs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			l, err := a.Catalog.CreateLocation(ctx, scope, catalog.LocationInput{Timezone: &tz, CurrencyCode: &cur})
+			if err != nil {
+				errs <- err
+				return
+			}
+			locs[i] = l.ID
+			if _, err := a.Tariffs.Create(ctx, scope, tariffs.Input{LocationID: l.ID, Direction: "IMPORT", Type: "COMMODITY",
+				MarketRates: &yes, MarketID: &m.ID, ContractStartDate: &cs, ContractEndDate: &ce}); err != nil {
+				errs <- err
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	fmt.Printf("set up %d locations with market tariffs in %.0f s\n", n, time.Since(start).Seconds())
+	return locs, nil
+}
