@@ -120,7 +120,7 @@ func (a scopeArgs) named() []any {
 		clickhouse.Named("w0", uint32(a.w0)), clickhouse.Named("w1", uint32(a.w1)),
 		clickhouse.Named("lookback", uint32(max(a.plan.Lookback, 0))),
 		clickhouse.Named("range_from_pad", uint32(max(a.plan.RangeStart-32*86400, 0))),
-		clickhouse.Named("range_to", uint32(a.w1+31*86400)),
+		clickhouse.Named("range_to", uint32(a.plan.RangeEnd)),
 		clickhouse.Named("tids", chstore.Set(tids)), clickhouse.Named("markets", chstore.Set(markets)),
 		clickhouse.Named("src_tid", srcTid), clickhouse.Named("src_comp", srcComp),
 		clickhouse.Named("src_from", srcFrom), clickhouse.Named("src_to", srcTo), clickhouse.Named("src_conf", srcConf),

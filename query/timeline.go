@@ -74,7 +74,7 @@ func (c *Coster) timeline(ctx context.Context, r timelineRequest) (catalog.Locat
 		return loc, nil, err
 	}
 	a := scopeArgs{scope: r.scope, location: r.locationID, direction: r.direction, w0: r.start.Unix(), w1: r.end.Unix(), zone: loc.Timezone}
-	if a.plan, err = c.tariffs.Plan(ctx, r.scope, r.locationID, a.w0, a.w1); err != nil {
+	if a.plan, err = c.tariffs.PlanPrices(ctx, r.scope, r.locationID, a.w0, a.w1); err != nil {
 		return loc, nil, err
 	}
 	comps := componentsOf(r.direction, a.plan)

@@ -25,6 +25,7 @@ type Plan struct {
 	Tiered     bool  // some tariff has more than one band: tier counters must run
 	Lookback   int64 // Unix second from which records run the tier counters of the window
 	RangeStart int64 // Unix second from which rate periods are needed
+	RangeEnd   int64 // Unix second until which rate periods are needed
 }
 
 // maxRecordSpan mirrors the ingest limit: a record starting in a window may end this much later.
@@ -32,6 +33,16 @@ const maxRecordSpan = 31 * 86400
 
 // Plan resolves the tariffs of locationID for records starting in [w0, w1).
 func (s *Service) Plan(ctx context.Context, scope kwhouse.Scope, locationID string, w0, w1 int64) (Plan, error) {
+	return s.plan(ctx, scope, locationID, w0, w1, w1+maxRecordSpan, true)
+}
+
+// PlanPrices resolves the tariffs that price the instants of [w0, w1): no tier lookback and
+// no room for records reaching past w1 (price timelines and slots).
+func (s *Service) PlanPrices(ctx context.Context, scope kwhouse.Scope, locationID string, w0, w1 int64) (Plan, error) {
+	return s.plan(ctx, scope, locationID, w0, w1, w1, false)
+}
+
+func (s *Service) plan(ctx context.Context, scope kwhouse.Scope, locationID string, w0, w1, end int64, counters bool) (Plan, error) {
 	ts, err := s.ofLocation(ctx, scope, locationID)
 	if err != nil {
 		return Plan{}, err
@@ -56,14 +67,13 @@ func (s *Service) Plan(ctx context.Context, scope kwhouse.Scope, locationID stri
 			p.Lookback = ls
 		}
 	}
-	if !p.Tiered {
+	if !p.Tiered || !counters {
 		p.Lookback = w0 // no counter to run: nothing before the window matters
 	}
 	for m := range markets {
 		p.Markets = append(p.Markets, m)
 	}
-	p.RangeStart = p.Lookback
-	end := w1 + maxRecordSpan
+	p.RangeStart, p.RangeEnd = p.Lookback, end
 	var all []*Tariff
 	for comp, list := range byComp {
 		p.Sources[comp] = sources(list, p.RangeStart, end)
