@@ -103,13 +103,20 @@ func (r *CostRequest) validate() error {
 		return kwhouse.Invalid("invalid_value", "aggregation", "aggregation must be DAY or MONTH (or absent for raw records)")
 	case r.Start.IsZero():
 		return kwhouse.Invalid("parameter_missing", "start_time", "start_time is required")
-	case r.End.IsZero():
+	}
+	return checkWindow(r.Start, r.End, MaxCostWindow, "400 days")
+}
+
+// checkWindow checks a request window [start, end) of at most max (named by maxText).
+func checkWindow(start, end time.Time, max time.Duration, maxText string) error {
+	switch {
+	case end.IsZero():
 		return kwhouse.Invalid("parameter_missing", "end_time", "end_time is required")
-	case !r.End.After(r.Start):
+	case !end.After(start):
 		return kwhouse.Invalid("invalid_window", "end_time", "end_time must be after start_time")
-	case r.End.Sub(r.Start) > MaxCostWindow:
-		return kwhouse.Invalid("window_too_long", "end_time", "a cost window may span at most 400 days")
-	case r.Start.Year() < 1971 || r.End.Year() > 2105:
+	case end.Sub(start) > max:
+		return kwhouse.Invalid("window_too_long", "end_time", "a window may span at most %s", maxText)
+	case start.Year() < 1971 || end.Year() > 2105:
 		return kwhouse.Invalid("invalid_window", "start_time", "the window must lie between 1971 and 2105")
 	}
 	return nil

@@ -45,19 +45,10 @@ func (r *timelineRequest) validate() error {
 	if r.direction == "" {
 		r.direction = "IMPORT"
 	}
-	switch {
-	case r.direction != "IMPORT" && r.direction != "EXPORT":
+	if r.direction != "IMPORT" && r.direction != "EXPORT" {
 		return kwhouse.Invalid("invalid_value", "direction", "direction must be IMPORT or EXPORT")
-	case r.end.IsZero():
-		return kwhouse.Invalid("parameter_missing", "end_time", "end_time is required")
-	case !r.end.After(r.start):
-		return kwhouse.Invalid("invalid_window", "end_time", "end_time must be after start_time")
-	case r.end.Sub(r.start) > MaxRateWindow:
-		return kwhouse.Invalid("window_too_long", "end_time", "a window may span at most 90 days")
-	case r.start.Year() < 1971 || r.end.Year() > 2105:
-		return kwhouse.Invalid("invalid_window", "start_time", "the window must lie between 1971 and 2105")
 	}
-	return nil
+	return checkWindow(r.start, r.end, MaxRateWindow, "90 days")
 }
 
 // timeline returns the location and its constant-price periods over the window, split
