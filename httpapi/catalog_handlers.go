@@ -124,15 +124,6 @@ func (s *Server) deleteLocation(c *gin.Context) (int, any, error) {
 	return accepted(id, "location")
 }
 
-func (s *Server) locationStatus(c *gin.Context) (int, any, error) {
-	id, err := pathID(c, kwhouse.PrefixLocation)
-	if err != nil {
-		return 0, nil, err
-	}
-	st, err := s.deps.Catalog.LocationStatus(c.Request.Context(), scopeOf(c), id)
-	return http.StatusOK, st, err
-}
-
 func (s *Server) listLocations(c *gin.Context) (int, any, error) {
 	q, err := listQuery(c, kwhouse.PrefixLocation, map[string]docstore.Column{
 		"reference_id": docstore.ColReferenceID, "customer_id": docstore.ColCustomerID})

@@ -18,7 +18,13 @@ func TestTariffElementLifecycle(t *testing.T) {
 	if els := loc["tariff_elements"].([]any); len(els) != 1 || els[0] != id {
 		t.Errorf("location tariff_elements %v", els)
 	}
-	status := e.do("GET", "/locations/"+e.loc+"/status", nil).Map(t)["tariff_status"].(map[string]any)
+	sm := e.do("GET", "/locations/"+e.loc+"/status", nil).Map(t)
+	// Today's import timeline (in the location's zone) exists; no export tariff: null.
+	rates := sm["rates"].(map[string]any)
+	if imp, ok := rates["import"].(map[string]any); !ok || len(imp["today"].([]any)) == 0 || rates["export"] != nil {
+		t.Errorf("status rates %v", rates)
+	}
+	status := sm["tariff_status"].(map[string]any)
 	ci := status["commodity_import"].(map[string]any)
 	if ci["status"] != "CONNECTED" || ci["tariff"].(map[string]any)["structure_type"] != "TIME_OF_DAY" {
 		t.Errorf("status detail %v", ci)
