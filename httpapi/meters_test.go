@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
@@ -23,8 +24,12 @@ type meterEnv struct {
 	dev string
 }
 
-func newMeterEnv(t *testing.T) *meterEnv {
-	api := apitest.Start(t, apitest.Options{})
+func newMeterEnv(t *testing.T, opts ...apitest.Options) *meterEnv {
+	opt := apitest.Options{}
+	if len(opts) > 0 {
+		opt = opts[0]
+	}
+	api := apitest.Start(t, opt)
 	acc := api.NewAccount("fleet")
 	loc := api.Do(apitest.Request{Method: "POST", Path: "/locations", Auth: acc.Test(),
 		Body: map[string]any{"postal_address": map[string]any{"country_code": "GB"}}}).Map(t)["id"].(string)
@@ -214,7 +219,8 @@ func TestNDJSONGzipOneYearBackfillInOneRequest(t *testing.T) {
 }
 
 func TestConcurrentRequestsShareInserts(t *testing.T) {
-	e := newMeterEnv(t)
+	// A 100 ms window: requests that arrive together share a flush even on a slow machine.
+	e := newMeterEnv(t, apitest.Options{Configure: func(c *config.Config) { c.Ingest.FlushInterval = 100 * time.Millisecond }})
 	before := e.api.App.Writer.Stats()
 	const clients = 16
 	var wg sync.WaitGroup
