@@ -175,6 +175,7 @@ func (s *Server) costInstant(c *gin.Context) (int, any, error) {
 	var inBody struct {
 		NonPersistent *bool `json:"non_persistent"`
 	}
+	// Only non_persistent is read here; a malformed body is reported by the record parser.
 	_ = decodeLenient(body, &inBody)
 	nonPersistent := flags["non_persistent"] || (inBody.NonPersistent != nil && *inBody.NonPersistent)
 	out, err := s.deps.Coster.Instant(c.Request.Context(), scopeOf(c), s.deps.Ingest, withoutNonPersistent(body), nonPersistent, flags["include_tariff"])

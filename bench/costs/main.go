@@ -254,7 +254,10 @@ func makeLocations(ctx context.Context, a *app.App, fx *fixture, n int) error {
 			fx.locations[i] = l.ID
 			cs, ce := catalog.Timestamp(time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)), catalog.Timestamp(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 			var sched tariffs.Schedule
-			_ = json.Unmarshal([]byte(touSchedule), &sched)
+			if err := json.Unmarshal([]byte(touSchedule), &sched); err != nil {
+				errs <- err
+				return
+			}
 			if _, err := a.Tariffs.Create(ctx, fx.scope, tariffs.Input{LocationID: l.ID, Direction: "IMPORT", Type: "COMMODITY",
 				ContractStartDate: &cs, ContractEndDate: &ce, Schedule: sched}); err != nil {
 				errs <- err

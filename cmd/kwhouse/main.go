@@ -57,7 +57,7 @@ func bind(v *viper.Viper, cmd *cobra.Command, keys map[string]string) {
 		if f == nil {
 			f = cmd.Flags().Lookup(flag)
 		}
-		_ = v.BindPFlag(key, f)
+		_ = v.BindPFlag(key, f) // fails only for a nil flag: the keys above name existing flags
 	}
 }
 
