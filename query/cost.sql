@@ -20,16 +20,23 @@ FROM
                 OR (tr = 2 AND has(@active, 3) AND cov3 < re - rs), 0., 1.)) AS conf
     FROM
     (
-        SELECT rid, rs, re, e, rc, tr, sess, ref FROM ({{template "records" .}}) WHERE is_out = 1
+{{- if .Tiered}}
+        SELECT * FROM
+        (
+            SELECT rid, rs, re, e, rc, tr, sess, ref FROM ({{template "records" .}}) WHERE is_out = 1
+        )
+        ANY LEFT JOIN
+        (
+            SELECT rid, sum(money) AS m, sumIf(money, comp != 2) AS m_com, sumIf(money, comp = 2) AS m_non,
+                min(pconf) AS c, count() AS n,
+                sumIf(cover, comp = 1) AS cov1, sumIf(cover, comp = 2) AS cov2, sumIf(cover, comp = 3) AS cov3
+            FROM ({{template "pieces" .}})
+            GROUP BY rid
+        ) USING rid
+{{- else}}
+        {{template "single" .}}
+{{- end}}
     )
-    ANY LEFT JOIN
-    (
-        SELECT rid, sum(money) AS m, sumIf(money, comp != 2) AS m_com, sumIf(money, comp = 2) AS m_non,
-            min(pconf) AS c, count() AS n,
-            sumIf(cover, comp = 1) AS cov1, sumIf(cover, comp = 2) AS cov2, sumIf(cover, comp = 3) AS cov3
-        FROM ({{template "pieces" .}})
-        GROUP BY rid
-    ) USING rid
 )
 {{- if .Daily}}
 GROUP BY k

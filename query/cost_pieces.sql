@@ -3,13 +3,7 @@
 -- component (1 import commodity, 2 import non-commodity, 3 export commodity), with the
 -- money of each piece after tier bands. Records from @lookback run the tier counters;
 -- only pieces of reported records (is_out = 1) leave this query.
-{{- if not .Tiered}}
--- No tariff here has more than one band: a piece costs its energy at the first band's price.
-SELECT rid, comp, pconf, pe - ps AS cover, wh * price[1] / 1000 AS money
-FROM
-({{template "joined" .}})
-WHERE is_out = 1
-{{- else}}
+-- (Used only with banded rates; without them "single" prices records in one read.)
 SELECT rid, comp, pconf, cover,
     -- The counter runs over [cum - wh, cum): the part inside each band [lo, hi) costs the
     -- band's price per kWh. (18.16 lambdas cannot capture columns here: cum and wh enter
@@ -33,7 +27,6 @@ FROM
         arrayCumSum(arrayMap(x -> x.4, items)) AS cum
 )
 WHERE is_out = 1
-{{- end}}
 {{end}}
 
 {{define "joined"}}
@@ -53,4 +46,37 @@ ALL INNER JOIN
     FROM ({{template "segments" .}})
 ) USING (ctr, hb)
 WHERE ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600)
+{{end}}
+
+{{define "single"}}
+-- Untiered costs in one read of the records: every record also enters the join with a
+-- sentinel hour 0 that no segment has, so ALL LEFT JOIN keeps one row per record even
+-- where no price covers it (LOCAL, no tariff of its rate, a missing market price).
+-- Inner columns are x-prefixed: an alias equal to a column name would shadow it inside
+-- the other aggregates.
+SELECT rid, any(xrs) AS rs, any(xre) AS re, any(xe) AS e, any(xrc) AS rc, any(xtr) AS tr,
+    any(xsess) AS sess, any(xref) AS ref,
+    sumIf(xm, comp != 0) AS m, sumIf(xm, comp != 0 AND comp != 2) AS m_com, sumIf(xm, comp = 2) AS m_non,
+    minIf(xc, comp != 0) AS c, countIf(comp != 0) AS n,
+    sumIf(xcov, comp = 1) AS cov1, sumIf(xcov, comp = 2) AS cov2, sumIf(xcov, comp = 3) AS cov3
+FROM
+(
+    SELECT rid, rs AS xrs, re AS xre, e AS xe, rc AS xrc, tr AS xtr, sess AS xsess, ref AS xref, comp,
+        least(rc, sconf) AS xc,
+        if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
+        if(comp = 0, 0., e * xcov / (re - rs) * price[1] / 1000) AS xm
+    FROM
+    (
+        SELECT rid, rs, re, e, rc, tr, sess, ref, tr AS ctr, arrayJoin(arrayPushBack({{hours "rs" "re"}}, toUInt32(0))) AS hb
+        FROM ({{template "records" .}})
+        WHERE is_out = 1
+    )
+    ALL LEFT JOIN
+    (
+        SELECT comp, ctr, ss, se, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb
+        FROM ({{template "segments" .}})
+    ) USING (ctr, hb)
+    WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
+)
+GROUP BY rid
 {{end}}
