@@ -7,40 +7,65 @@ import (
 	"github.com/kwhouse/kwhouse"
 )
 
-// knownIDs remembers ids recently seen to exist, per scope.
+// knownIDs remembers ids recently seen to exist, per scope: the ingest hot path asks about
+// every record's location and device, and a per-scope map hashes only the id.
 type knownIDs struct {
-	mu  sync.Mutex
+	mu  sync.RWMutex
 	ttl time.Duration
-	m   map[knownKey]time.Time
-}
-
-type knownKey struct {
-	scope kwhouse.Scope
-	id    string
+	n   int
+	m   map[kwhouse.Scope]map[string]int64 // expiry in Unix nanoseconds
 }
 
 func newKnownIDs(ttl time.Duration) *knownIDs {
-	return &knownIDs{ttl: ttl, m: map[knownKey]time.Time{}}
+	return &knownIDs{ttl: ttl, m: map[kwhouse.Scope]map[string]int64{}}
 }
 
-func (k *knownIDs) has(scope kwhouse.Scope, id string, now time.Time) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	exp, ok := k.m[knownKey{scope, id}]
-	return ok && now.Before(exp)
+// missing returns the ids not known to exist at now, each once.
+func (k *knownIDs) missing(scope kwhouse.Scope, ids []string, now time.Time) []string {
+	t := now.UnixNano()
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	ofScope := k.m[scope]
+	var out []string
+	var seen map[string]bool
+	for _, id := range ids {
+		if exp, ok := ofScope[id]; ok && t < exp {
+			continue
+		}
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (k *knownIDs) add(scope kwhouse.Scope, id string, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if len(k.m) > 1_000_000 {
+	if k.n > 1_000_000 {
 		clear(k.m)
+		k.n = 0
 	}
-	k.m[knownKey{scope, id}] = now.Add(k.ttl)
+	if k.m[scope] == nil {
+		k.m[scope] = map[string]int64{}
+	}
+	k.m[scope][id] = now.Add(k.ttl).UnixNano()
+	k.n++
 }
 
 func (k *knownIDs) forget(scope kwhouse.Scope, id string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	delete(k.m, knownKey{scope, id})
+	delete(k.m[scope], id)
+}
+
+func (k *knownIDs) has(scope kwhouse.Scope, id string, now time.Time) bool {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	exp, ok := k.m[scope][id]
+	return ok && now.UnixNano() < exp
 }

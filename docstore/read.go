@@ -183,18 +183,19 @@ func sortedColumns(m map[Column]string) []Column {
 	return out
 }
 
-// ExistingIDs returns which of ids are current, undeleted documents of kind in scope.
-// Positive answers are remembered for a minute (this process forgets them on delete),
-// which keeps id checks off the ingest hot path.
-func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (map[string]bool, error) {
-	found := make(map[string]bool, len(ids))
-	var ask []string
-	for _, id := range ids {
-		if s.known.has(scope, id, s.now()) {
-			found[id] = true
-		} else {
-			ask = append(ask, id)
+// ExistingIDs reports whether ids (duplicates allowed) are current, undeleted documents
+// of kind in scope: ok(id) answers for any of them. Positive answers are remembered for a
+// minute (this process forgets them on delete), which keeps id checks off the ingest hot
+// path.
+func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (func(string) bool, error) {
+	now := s.now()
+	ask := s.known.missing(scope, ids, now)
+	found := map[string]bool{}
+	ok := func(id string) bool {
+		if found[id] {
+			return true
 		}
+		return s.known.has(scope, id, now)
 	}
 	const chunk = 1000
 	for from := 0; from < len(ask); from += chunk {
@@ -212,12 +213,12 @@ func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind strin
 				return nil, fmt.Errorf("scan %s id: %w", kind, err)
 			}
 			found[id] = true
-			s.known.add(scope, id, s.now())
+			s.known.add(scope, id, now)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, chstore.Classify(err)
 		}
 	}
-	return found, nil
+	return ok, nil
 }

@@ -217,7 +217,7 @@ func (s *Service) checkKeyOwner(ctx context.Context, scope kwhouse.Scope, key Re
 	if err != nil {
 		return err
 	}
-	if !ok[key.LocationID] {
+	if !ok(key.LocationID) {
 		return kwhouse.Invalid("resource_missing", "location_id", "no such location: %s", key.LocationID)
 	}
 	if key.DeviceID == "" {
@@ -226,7 +226,7 @@ func (s *Service) checkKeyOwner(ctx context.Context, scope kwhouse.Scope, key Re
 	if ok, err = s.owners.ExistingIDs(ctx, scope, "device", []string{key.DeviceID}); err != nil {
 		return err
 	}
-	if !ok[key.DeviceID] {
+	if !ok(key.DeviceID) {
 		return kwhouse.Invalid("resource_missing", "device_id", "no such device: %s", key.DeviceID)
 	}
 	return nil

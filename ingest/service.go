@@ -11,8 +11,9 @@ import (
 )
 
 // Owners tells which location and device ids exist in a scope (the catalog's documents).
+// ExistingIDs takes ids with repeats and answers for each of them.
 type Owners interface {
-	ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (map[string]bool, error)
+	ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (func(id string) bool, error)
 }
 
 // Service takes meter records from the API and the bulk loader.
@@ -125,28 +126,29 @@ func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed) (Ba
 
 // checkOwners fails the records whose location or device is not the caller's.
 func (s *Service) checkOwners(ctx context.Context, scope kwhouse.Scope, p *parsed) error {
-	locs, devs := map[string]bool{}, map[string]bool{}
+	locs := make([]string, 0, len(p.records))
+	var devs []string
 	for i := range p.records {
-		locs[p.records[i].LocationID] = true
+		locs = append(locs, p.records[i].LocationID)
 		if d := p.records[i].DeviceID; d != "" {
-			devs[d] = true
+			devs = append(devs, d)
 		}
 	}
-	okLoc, err := s.owners.ExistingIDs(ctx, scope, "location", keys(locs))
+	okLoc, err := s.owners.ExistingIDs(ctx, scope, "location", locs)
 	if err != nil {
 		return err
 	}
-	okDev, err := s.owners.ExistingIDs(ctx, scope, "device", keys(devs))
+	okDev, err := s.owners.ExistingIDs(ctx, scope, "device", devs)
 	if err != nil {
 		return err
 	}
 	kept, nums := p.records[:0], p.nums[:0]
 	for i, rec := range p.records {
 		switch {
-		case !okLoc[rec.LocationID]:
+		case !okLoc(rec.LocationID):
 			p.failed = append(p.failed, FailedRecord{RecordNum: p.nums[i], RecordReferenceID: rec.RecordRef,
 				Error: fmt.Sprintf("location_id %s: no such location", rec.LocationID)})
-		case rec.DeviceID != "" && !okDev[rec.DeviceID]:
+		case rec.DeviceID != "" && !okDev(rec.DeviceID):
 			p.failed = append(p.failed, FailedRecord{RecordNum: p.nums[i], RecordReferenceID: rec.RecordRef,
 				Error: fmt.Sprintf("device_id %s: no such device", rec.DeviceID)})
 		default:
@@ -168,14 +170,6 @@ func (s *Service) versions(n int) uint64 {
 	}
 	s.lastVer = base + uint64(n) - 1
 	return base
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 func tooManyRecords(max int) error {
