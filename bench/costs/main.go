@@ -15,15 +15,14 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/catalog"
-	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -50,14 +49,8 @@ func main() {
 
 func run(o options) error {
 	ctx := context.Background()
-	cfg := &config.Config{
-		HTTP:       config.HTTP{Addr: "127.0.0.1:0", MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second},
-		ClickHouse: config.ClickHouse{Addr: o.chAddr, Database: o.database, Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 16, MaxExecutionTime: 5 * time.Minute, MaxMemoryUsage: 8 << 30, Compression: "none"},
-		Redis:      config.Redis{Addr: envOr("KWHOUSE_REDIS_ADDR", "127.0.0.1:6379"), Timeout: 200 * time.Millisecond, CacheTTL: 10 * time.Minute},
-		Auth:       config.Auth{JWTSecret: "bench-bench-bench-bench-bench-bench-bench", TokenTTL: time.Hour},
-		Ingest:     config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000, FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
-		Log:        config.Log{Level: "warn", Format: "text"},
-	}
+	cfg := benchkit.Config(o.database)
+	cfg.ClickHouse.Addr = o.chAddr
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, err := app.New(ctx, cfg, logger, app.Options{RedisPrefix: "kwbench:"})
 	if err != nil {
@@ -114,19 +107,10 @@ type fixture struct {
 	locations []string
 }
 
-func envOr(k, d string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return d
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func pct(lat []time.Duration, p int) time.Duration {
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	return lat[min(len(lat)-1, len(lat)*p/100)]
-}
+var (
+	ms  = benchkit.Millis
+	pct = benchkit.Percentile
+)
 
 func measure(base string, fx *fixture, query, start, end string, n int) ([]time.Duration, error) {
 	body, _ := json.Marshal(map[string]string{"start_time": start, "end_time": end})

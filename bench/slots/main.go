@@ -13,15 +13,14 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/catalog"
-	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -38,14 +37,7 @@ func main() {
 
 func run(nloc, nreq, clients, seconds int) error {
 	ctx := context.Background()
-	cfg := &config.Config{
-		HTTP:       config.HTTP{Addr: "127.0.0.1:0", MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second},
-		ClickHouse: config.ClickHouse{Addr: "127.0.0.1:9000", Database: "kwbench_slots", Username: "default", DialTimeout: 5 * time.Second, MaxOpenConns: 32, MaxExecutionTime: time.Minute, MaxMemoryUsage: 4 << 30, Compression: "none"},
-		Redis:      config.Redis{Addr: "127.0.0.1:6379", Timeout: 200 * time.Millisecond, CacheTTL: 10 * time.Minute},
-		Auth:       config.Auth{JWTSecret: "bench-bench-bench-bench-bench-bench-bench", TokenTTL: time.Hour},
-		Ingest:     config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000, FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
-		Log:        config.Log{Level: "warn", Format: "text"},
-	}
+	cfg := benchkit.Config("kwbench_slots")
 	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), app.Options{RedisPrefix: "kwbenchslots:"})
 	if err != nil {
 		return err
@@ -98,8 +90,7 @@ func run(nloc, nreq, clients, seconds int) error {
 			lat = append(lat, d)
 		}
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	p := func(q int) float64 { return float64(lat[min(len(lat)-1, len(lat)*q/100)].Microseconds()) / 1000 }
+	p := func(q int) float64 { return benchkit.Millis(benchkit.Percentile(lat, q)) }
 	fmt.Printf("24 h HIGH r=0.25, half-hourly market tariff, 1 client: p50 %.1f ms  p99 %.1f ms (%d requests)\n", p(50), p(99), nreq)
 	var done, failed atomic.Int64
 	deadline := time.Now().Add(time.Duration(seconds) * time.Second)

@@ -1,0 +1,41 @@
+// Package benchkit holds what the benchmark programs share: the service config they run
+// kwhouse with, and latency percentiles.
+package benchkit
+
+import (
+	"os"
+	"sort"
+	"time"
+
+	"github.com/kwhouse/kwhouse/config"
+)
+
+// Config is the configuration of an in-process kwhouse under benchmark, on database db.
+func Config(db string) *config.Config {
+	return &config.Config{
+		HTTP: config.HTTP{Addr: "127.0.0.1:0", MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second},
+		ClickHouse: config.ClickHouse{Addr: envOr("KWHOUSE_CLICKHOUSE_ADDR", "127.0.0.1:9000"), Database: db, Username: "default",
+			DialTimeout: 5 * time.Second, MaxOpenConns: 32, MaxExecutionTime: 5 * time.Minute, MaxMemoryUsage: 8 << 30, Compression: "none"},
+		Redis: config.Redis{Addr: envOr("KWHOUSE_REDIS_ADDR", "127.0.0.1:6379"), Timeout: 200 * time.Millisecond, CacheTTL: 10 * time.Minute},
+		Auth:  config.Auth{JWTSecret: "bench-bench-bench-bench-bench-bench-bench", TokenTTL: time.Hour},
+		Ingest: config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000,
+			FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
+		Log: config.Log{Level: "warn", Format: "text"},
+	}
+}
+
+func envOr(k, d string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return d
+}
+
+// Percentile returns the p-th percentile of lat (sorting it).
+func Percentile(lat []time.Duration, p int) time.Duration {
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lat[min(len(lat)-1, len(lat)*p/100)]
+}
+
+// Millis is d in milliseconds.
+func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
