@@ -26,11 +26,13 @@ apt_install() {
     exit 1
   fi
   log "installing ${pkgs[*]} from Debian (about a minute)"
+  # Everything apt prints goes to stderr: this runs inside $(clickhouse_cmd), whose
+  # stdout must be only the command.
   if [ ! -f "$run/.apt-updated" ]; then
-    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
     mkdir -p "$run" && touch "$run/.apt-updated"
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >&2
 }
 
 # clickhouse_cmd prints the command that starts a ClickHouse server: Debian's clickhouse-server,
