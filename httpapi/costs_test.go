@@ -27,7 +27,7 @@ func newCostEnv(t *testing.T, zone string) *costEnv {
 
 func (e *costEnv) do(method, path string, body any) apitest.Response {
 	e.t.Helper()
-	return e.api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: e.acc.Test()})
+	return e.api.As(e.acc.Test())(method, path, body)
 }
 
 // tariff creates a tariff element on the env's location; fields override the defaults.

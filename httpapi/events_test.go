@@ -12,9 +12,7 @@ func TestEveryChangeEmitsAnEvent(t *testing.T) {
 	clock := &testkit.Clock{}
 	api := apitest.Start(t, apitest.Options{Now: clock.Now})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) apitest.Response {
-		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
-	}
+	do := api.As(acc.Test())
 	dev := do("POST", "/devices", map[string]any{"reference_id": "ev-1"}).Map(t)["id"].(string)
 	do("PATCH", "/devices/"+dev, map[string]any{"reference_id": "ev-2"})
 	do("DELETE", "/devices/"+dev, nil)

@@ -12,9 +12,7 @@ import (
 func TestCustomerLifecycle(t *testing.T) {
 	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) apitest.Response {
-		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
-	}
+	do := api.As(acc.Test())
 	cu := do("POST", "/customers", map[string]any{"reference_id": "CUS-1"}).Map(t)
 	id := cu["id"].(string)
 	if cu["object"] != "customer" || cu["reference_id"] != "CUS-1" || cu["account_id"] != acc.ID || cu["live_mode"] != false {
@@ -164,9 +162,7 @@ func TestLocationDerivesZoneAndCurrency(t *testing.T) {
 func TestLocationUpdateStatusAndCustomerLink(t *testing.T) {
 	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) apitest.Response {
-		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
-	}
+	do := api.As(acc.Test())
 	cus := do("POST", "/customers", map[string]any{}).Map(t)["id"].(string)
 	loc := do("POST", "/locations", map[string]any{"customer_id": cus, "reference_id": "L1",
 		"postal_address": map[string]any{"country_code": "GB", "post_code": "WC2N 5EH"}}).Map(t)

@@ -11,9 +11,7 @@ import (
 func TestRedisDownEverythingStillAnswersFromClickHouse(t *testing.T) {
 	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) apitest.Response {
-		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
-	}
+	do := api.As(acc.Test())
 	loc := do("POST", "/locations", map[string]any{"reference_id": "R1", "postal_address": map[string]any{"country_code": "GB"}}).Map(t)
 	id := loc["id"].(string)
 	do("GET", "/locations/"+id, nil) // now cached in Redis
@@ -60,9 +58,7 @@ func TestRedisDownEverythingStillAnswersFromClickHouse(t *testing.T) {
 func TestClickHouseDownWritesAnswer503AndLeaveNothingHalfWritten(t *testing.T) {
 	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("a")
-	do := func(method, path string, body any) apitest.Response {
-		return api.Do(apitest.Request{Method: method, Path: path, Body: body, Auth: acc.Test()})
-	}
+	do := api.As(acc.Test())
 	dev := do("POST", "/devices", map[string]any{"reference_id": "D1"}).Map(t)["id"].(string)
 
 	api.ClickHouse.Down()

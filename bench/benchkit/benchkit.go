@@ -3,12 +3,25 @@
 package benchkit
 
 import (
+	"context"
 	"os"
 	"sort"
 	"time"
 
+	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/config"
 )
+
+// Serve starts a's HTTP server in the background and returns its base URL and a stop.
+func Serve(ctx context.Context, a *app.App) (string, func(), error) {
+	addr, err := a.Listen()
+	if err != nil {
+		return "", nil, err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	go func() { _ = a.Serve(sctx) }() // ends with stop; errors would surface as failed requests
+	return "http://" + addr, stop, nil
+}
 
 // Config is the configuration of an in-process kwhouse under benchmark, on database db.
 func Config(db string) *config.Config {

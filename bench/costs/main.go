@@ -61,14 +61,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	addr, err := a.Listen()
+	base, stop, err := benchkit.Serve(ctx, a)
 	if err != nil {
 		return err
 	}
-	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() { _ = a.Serve(sctx) }()
-	base := "http://" + addr
 	shapes := []struct {
 		name, query, start, end string
 	}{

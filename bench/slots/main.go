@@ -52,16 +52,14 @@ func run(nloc, nreq, clients, seconds int) error {
 	if err != nil {
 		return err
 	}
-	addr, err := a.Listen()
+	base, stop, err := benchkit.Serve(ctx, a)
 	if err != nil {
 		return err
 	}
-	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() { _ = a.Serve(sctx) }()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: time.Minute}
 	ask := func(loc string) (time.Duration, error) {
-		req, _ := http.NewRequest("GET", "http://"+addr+"/slots/threshold/"+loc+
+		req, _ := http.NewRequest("GET", base+"/slots/threshold/"+loc+
 			"?segment=HIGH&relative=0.25&start_time=2024-06-03T00:00:00Z&end_time=2024-06-04T00:00:00Z", nil)
 		req.Header.Set("Authorization", "Bearer "+acc.TestKey)
 		t0 := time.Now()

@@ -15,14 +15,10 @@ import (
 	"github.com/kwhouse/kwhouse/accounts"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/docstore"
-	"github.com/kwhouse/kwhouse/testkit"
 )
 
 func TestIngestLoadsFilesAndRejectsBadRows(t *testing.T) {
-	db := testkit.ClickHouse(t)
-	t.Setenv("KWHOUSE_CLICKHOUSE_ADDR", testkit.ClickHouseConfig(t).Addr)
-	t.Setenv("KWHOUSE_CLICKHOUSE_DATABASE", db.Database)
-	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", "0123456789abcdef0123456789abcdef")
+	db := useTestDB(t)
 	ctx := context.Background()
 	acc, err := accounts.NewStore(db, nil).Create(ctx, "bulk")
 	if err != nil {

@@ -8,14 +8,10 @@ import (
 	"testing"
 
 	"github.com/kwhouse/kwhouse/accounts"
-	"github.com/kwhouse/kwhouse/testkit"
 )
 
 func TestAccountsCreateJSONPrintsWorkingKeys(t *testing.T) {
-	db := testkit.ClickHouse(t)
-	t.Setenv("KWHOUSE_CLICKHOUSE_ADDR", testkit.ClickHouseConfig(t).Addr)
-	t.Setenv("KWHOUSE_CLICKHOUSE_DATABASE", db.Database)
-	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", "0123456789abcdef0123456789abcdef")
+	db := useTestDB(t)
 	var out bytes.Buffer
 	root := newRoot()
 	root.SetOut(&out)

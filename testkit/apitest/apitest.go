@@ -217,3 +217,11 @@ func (a *API) NewAccount(name string) Account {
 	}
 	return Account{ID: c.AccountID, TestKey: c.TestKey, LiveKey: c.LiveKey}
 }
+
+// As returns a caller that sends every request with the Authorization header auth.
+func (a *API) As(auth string) func(method, path string, body any) Response {
+	return func(method, path string, body any) Response {
+		a.t.Helper()
+		return a.Do(Request{Method: method, Path: path, Body: body, Auth: auth})
+	}
+}

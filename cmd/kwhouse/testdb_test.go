@@ -1,0 +1,18 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/testkit"
+)
+
+// useTestDB opens a fresh migrated database and points the CLI's environment at it.
+func useTestDB(t *testing.T) *chstore.DB {
+	t.Helper()
+	db := testkit.ClickHouse(t)
+	t.Setenv("KWHOUSE_CLICKHOUSE_ADDR", testkit.ClickHouseConfig(t).Addr)
+	t.Setenv("KWHOUSE_CLICKHOUSE_DATABASE", db.Database)
+	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", "0123456789abcdef0123456789abcdef")
+	return db
+}
