@@ -93,6 +93,13 @@ func (c *Catalog) GetDevice(ctx context.Context, scope kwhouse.Scope, id string)
 	return devs[0], err
 }
 
+// DeviceInfo returns a device as stored, without last_seen (for callers that only need
+// to know it exists).
+func (c *Catalog) DeviceInfo(ctx context.Context, scope kwhouse.Scope, id string) (Device, error) {
+	_, d, err := c.loadDevice(ctx, scope, id)
+	return d, err
+}
+
 func (c *Catalog) loadDevice(ctx context.Context, scope kwhouse.Scope, id string) (docstore.Doc, Device, error) {
 	var d Device
 	doc, err := c.docs.Get(ctx, scope, KindDevice, id)

@@ -36,7 +36,7 @@ func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, ing *ingest.S
 		return InstantCost{}, refError(err, "location_id", rec.LocationID)
 	}
 	if rec.DeviceID != "" {
-		if _, err := c.catalog.GetDevice(ctx, scope, rec.DeviceID); err != nil {
+		if _, err := c.catalog.DeviceInfo(ctx, scope, rec.DeviceID); err != nil {
 			return InstantCost{}, refError(err, "device_id", rec.DeviceID)
 		}
 	}

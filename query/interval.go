@@ -164,7 +164,7 @@ func (c *Coster) resolveScope(ctx context.Context, scope kwhouse.Scope, req Cost
 		a.location = req.ObjectID
 		return c.catalog.LocationInfo(ctx, scope, req.ObjectID)
 	case kwhouse.ValidID(kwhouse.PrefixDevice, req.ObjectID):
-		if _, err := c.catalog.GetDevice(ctx, scope, req.ObjectID); err != nil {
+		if _, err := c.catalog.DeviceInfo(ctx, scope, req.ObjectID); err != nil {
 			return catalog.Location{}, err
 		}
 		a.device = req.ObjectID

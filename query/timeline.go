@@ -8,6 +8,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -73,7 +75,7 @@ func (c *Coster) timeline(ctx context.Context, r timelineRequest) (catalog.Locat
 		return loc, nil, &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
 			Message: fmt.Sprintf("location %s has no %s tariff", r.locationID, r.direction)}
 	}
-	segs, err := c.segments(ctx, a)
+	segs, err := c.segments(ctx, a, comps)
 	if err != nil {
 		return loc, nil, err
 	}
@@ -95,12 +97,17 @@ func componentsOf(direction string, p tariffs.Plan) []int {
 	return out
 }
 
-func (c *Coster) segments(ctx context.Context, a scopeArgs) ([]segment, error) {
+func (c *Coster) segments(ctx context.Context, a scopeArgs, comps []int) ([]segment, error) {
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, "rates", struct{ Markets bool }{len(a.plan.Markets) > 0}); err != nil {
 		return nil, fmt.Errorf("render rates query: %w", err)
 	}
-	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), buf.String(), a.named()...)
+	wanted := make([]int32, len(comps))
+	for i, comp := range comps {
+		wanted[i] = int32(comp)
+	}
+	args := append(a.named(), clickhouse.Named("comps", wanted))
+	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), buf.String(), args...)
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("rates query: %w", err))
 	}

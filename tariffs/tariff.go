@@ -168,7 +168,7 @@ func (s *Service) Create(ctx context.Context, scope kwhouse.Scope, in Input) (Ta
 	if err := in.validate(); err != nil {
 		return Tariff{}, err
 	}
-	loc, err := s.catalog.GetLocation(ctx, scope, in.LocationID)
+	loc, err := s.catalog.LocationInfo(ctx, scope, in.LocationID) // only its zone is needed
 	if err != nil {
 		if kwhouse.KindOf(err) == kwhouse.KindNotFound {
 			return Tariff{}, kwhouse.Invalid("resource_missing", "location_id", "no such location: %s", in.LocationID)
