@@ -135,6 +135,19 @@ func TestIntervalRecordsGoodStoredBadReported(t *testing.T) {
 	if ls, ok := dev["last_seen"].(string); !ok || ls == "" {
 		t.Errorf("device last_seen not set after ingestion: %v", dev)
 	}
+	// A body whose every record fails still gets a stored summary, and stores no record.
+	r = e.put(t, []map[string]any{rec(e.loc, "2024-01-03T00:30:00Z", "2024-01-03T00:00:00Z", "WH", 1, nil)}, nil)
+	var none batchBody
+	r.JSON(t, &none)
+	if r.Status != 200 || none.RecordsAccepted != 0 || len(none.FailedRecords) != 1 {
+		t.Fatalf("all-failed body: %d %s", r.Status, r.Body)
+	}
+	if got := e.api.Do(apitest.Request{Method: "GET", Path: "/meters/batch?batch_id=" + none.ID, Auth: e.acc.Test()}); got.Status != 200 {
+		t.Errorf("summary of an all-failed body: %d", got.Status)
+	}
+	if n, _ := e.stored(t); n != 3 {
+		t.Errorf("stored %d records after an all-failed body, want still 3", n)
+	}
 }
 
 func TestResentReadingReplacesTheEarlierOne(t *testing.T) {
@@ -223,16 +236,21 @@ func TestConcurrentRequestsShareInserts(t *testing.T) {
 	e := newMeterEnv(t, apitest.Options{Configure: func(c *config.Config) { c.Ingest.FlushInterval = 100 * time.Millisecond }})
 	before := e.api.App.Writer.Stats()
 	const clients = 16
+	batches := make([]string, clients)
 	var wg sync.WaitGroup
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
 			s := time.Date(2024, 2, 1, c, 0, 0, 0, time.UTC)
-			r := e.put(t, []any{rec(e.loc, s.Format(time.RFC3339), s.Add(time.Hour).Format(time.RFC3339), "WH", 1, nil)}, nil)
+			r := e.put(t, []any{rec(e.loc, s.Format(time.RFC3339), s.Add(time.Hour).Format(time.RFC3339), "WH", 1, map[string]any{"device_id": e.dev})}, nil)
 			if r.Status != 200 {
 				t.Errorf("client %d: %d", c, r.Status)
+				return
 			}
+			var b batchBody
+			r.JSON(t, &b)
+			batches[c] = b.ID
 		}(c)
 	}
 	wg.Wait()
@@ -242,6 +260,15 @@ func TestConcurrentRequestsShareInserts(t *testing.T) {
 	}
 	if flushes := after.Flushes - before.Flushes; flushes >= clients {
 		t.Errorf("%d concurrent requests took %d flushes: no group commit", clients, flushes)
+	}
+	// The summaries and last_seen are stored with the records' flush, and readable at once.
+	for _, id := range batches {
+		if r := e.api.Do(apitest.Request{Method: "GET", Path: "/meters/batch?batch_id=" + id, Auth: e.acc.Test()}); r.Status != 200 {
+			t.Errorf("batch %s after its 200: %d", id, r.Status)
+		}
+	}
+	if dev := e.api.Do(apitest.Request{Method: "GET", Path: "/devices/" + e.dev, Auth: e.acc.Test()}).Map(t); dev["last_seen"] == nil {
+		t.Errorf("device last_seen not set: %v", dev)
 	}
 }
 

@@ -35,28 +35,34 @@ type FailedRecord struct {
 // maxFailedKept bounds the failures stored with a batch (all are returned by the PUT).
 const maxFailedKept = 10_000
 
-type batchStore struct{ db *chstore.DB }
+// batchRow is a batch summary waiting to be stored with its records' flush.
+type batchRow struct {
+	scope kwhouse.Scope
+	b     Batch
+}
 
-func (s *batchStore) save(ctx context.Context, scope kwhouse.Scope, b Batch) error {
-	failed := b.FailedRecords
-	if len(failed) > maxFailedKept {
-		failed = failed[:maxFailedKept]
-	}
-	if failed == nil {
-		failed = []FailedRecord{}
-	}
-	fj, err := json.Marshal(failed)
-	if err != nil {
-		return fmt.Errorf("encode failed records: %w", err)
-	}
-	ins, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), `INSERT INTO meter_batches (account_id, live_mode, id,
+// insertBatches stores the summaries of one flush as one block.
+func insertBatches(ctx context.Context, db *chstore.DB, rows []batchRow) error {
+	ins, err := db.Conn.PrepareBatch(db.WriteContext(ctx), `INSERT INTO meter_batches (account_id, live_mode, id,
 		records_submitted, records_accepted, records_processed, failed_records, time_created) VALUES`)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("save batch %s: %w", b.ID, err))
+		return chstore.Classify(fmt.Errorf("save batches: %w", err))
 	}
-	if err := ins.Append(scope.AccountID, liveByte(scope), b.ID, uint32(b.RecordsSubmitted), uint32(b.RecordsAccepted),
-		uint32(b.RecordsProcessed), string(fj), b.TimeCreated); err != nil {
-		return fmt.Errorf("save batch %s: %w", b.ID, err)
+	for _, r := range rows {
+		failed := r.b.FailedRecords
+		if len(failed) > maxFailedKept {
+			failed = failed[:maxFailedKept]
+		}
+		fj, err := json.Marshal(failed)
+		if err != nil {
+			_ = ins.Abort()
+			return fmt.Errorf("encode failed records of %s: %w", r.b.ID, err)
+		}
+		if err := ins.Append(r.scope.AccountID, liveByte(r.scope), r.b.ID, uint32(r.b.RecordsSubmitted),
+			uint32(r.b.RecordsAccepted), uint32(r.b.RecordsProcessed), string(fj), r.b.TimeCreated); err != nil {
+			_ = ins.Abort()
+			return fmt.Errorf("save batch %s: %w", r.b.ID, err)
+		}
 	}
 	return chstore.Classify(ins.Send())
 }
@@ -66,7 +72,7 @@ func (s *Service) Batch(ctx context.Context, scope kwhouse.Scope, id string) (Ba
 	b := Batch{ID: id, Object: "meter_batch", LiveMode: scope.LiveMode, AccountID: scope.AccountID}
 	var sub, acc, proc uint32
 	var failed string
-	err := s.batches.db.Conn.QueryRow(s.batches.db.ReadContext(ctx), `SELECT records_submitted, records_accepted,
+	err := s.db.Conn.QueryRow(s.db.ReadContext(ctx), `SELECT records_submitted, records_accepted,
 		records_processed, failed_records, time_created FROM meter_batches
 		WHERE account_id = ? AND live_mode = ? AND id = ? LIMIT 1`, scope.AccountID, liveByte(scope), id).
 		Scan(&sub, &acc, &proc, &failed, &b.TimeCreated)

@@ -9,26 +9,36 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// lastSeenStore keeps when kwhouse last took a reading of each device.
-type lastSeenStore struct{ db *chstore.DB }
+// seenRow says a device sent a reading in a batch stored at a time.
+type seenRow struct {
+	scope  kwhouse.Scope
+	device string
+	at     time.Time
+}
 
-func (s *lastSeenStore) touch(ctx context.Context, scope kwhouse.Scope, recs []Record, at time.Time) error {
-	devs := map[string]bool{}
+// seenRows lists each device of recs once.
+func seenRows(scope kwhouse.Scope, recs []Record, at time.Time) []seenRow {
+	var out []seenRow
+	seen := map[string]bool{}
 	for i := range recs {
-		if recs[i].DeviceID != "" {
-			devs[recs[i].DeviceID] = true
+		if d := recs[i].DeviceID; d != "" && !seen[d] {
+			seen[d] = true
+			out = append(out, seenRow{scope: scope, device: d, at: at})
 		}
 	}
-	if len(devs) == 0 {
-		return nil
-	}
-	b, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), "INSERT INTO device_last_seen (account_id, live_mode, device_id, last_seen) VALUES")
+	return out
+}
+
+// insertSeen stores the last_seen rows of one flush as one block.
+func insertSeen(ctx context.Context, db *chstore.DB, rows []seenRow) error {
+	b, err := db.Conn.PrepareBatch(db.WriteContext(ctx), "INSERT INTO device_last_seen (account_id, live_mode, device_id, last_seen) VALUES")
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("touch devices: %w", err))
 	}
-	for d := range devs {
-		if err := b.Append(scope.AccountID, liveByte(scope), d, at); err != nil {
-			return fmt.Errorf("touch device %s: %w", d, err)
+	for _, r := range rows {
+		if err := b.Append(r.scope.AccountID, liveByte(r.scope), r.device, r.at); err != nil {
+			_ = b.Abort()
+			return fmt.Errorf("touch device %s: %w", r.device, err)
 		}
 	}
 	return chstore.Classify(b.Send())
@@ -40,7 +50,7 @@ func (s *Service) LastSeen(ctx context.Context, scope kwhouse.Scope, ids []strin
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.seen.db.Conn.Query(s.seen.db.ReadContext(ctx), `SELECT device_id, max(last_seen) FROM device_last_seen
+	rows, err := s.db.Conn.Query(s.db.ReadContext(ctx), `SELECT device_id, max(last_seen) FROM device_last_seen
 		WHERE account_id = ? AND live_mode = ? AND device_id IN ? GROUP BY device_id`, scope.AccountID, liveByte(scope), chstore.Set(ids))
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("last seen of devices: %w", err))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
 )
 
 // Owners tells which location and device ids exist in a scope (the catalog's documents).
@@ -20,8 +21,7 @@ type Owners interface {
 type Service struct {
 	writer     *Writer
 	owners     Owners
-	batches    *batchStore
-	seen       *lastSeenStore
+	db         *chstore.DB
 	now        func() time.Time
 	maxRecords int
 
@@ -36,7 +36,7 @@ type Config struct {
 
 // NewService returns a Service writing through w.
 func NewService(w *Writer, owners Owners, cfg Config, now func() time.Time) *Service {
-	return &Service{writer: w, owners: owners, batches: &batchStore{db: w.db}, seen: &lastSeenStore{db: w.db},
+	return &Service{writer: w, owners: owners, db: w.db,
 		now: now, maxRecords: cfg.MaxRecordsPerRequest}
 }
 
@@ -105,20 +105,15 @@ func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed) (Ba
 		b.FailedRecords = []FailedRecord{}
 	}
 	sort.Slice(b.FailedRecords, func(i, j int) bool { return b.FailedRecords[i].RecordNum < b.FailedRecords[j].RecordNum })
-	if len(p.records) > 0 {
-		rows := &Rows{}
-		base := s.versions(len(p.records))
-		for i := range p.records {
-			rows.add(scope, &p.records[i], b.ID, base+uint64(i))
-		}
-		if err := s.writer.Write(ctx, rows); err != nil {
-			return Batch{}, err
-		}
-		if err := s.seen.touch(ctx, scope, p.records, b.TimeCreated); err != nil {
-			return Batch{}, err
-		}
+	rows := &Rows{}
+	base := s.versions(len(p.records))
+	for i := range p.records {
+		rows.add(scope, &p.records[i], b.ID, base+uint64(i))
 	}
-	if err := s.batches.save(ctx, scope, b); err != nil {
+	// The summary and last_seen rows ride the records' flush: one insert per table for
+	// all requests of a group commit, not one per request.
+	ex := extras{batches: []batchRow{{scope: scope, b: b}}, seen: seenRows(scope, p.records, b.TimeCreated)}
+	if err := s.writer.write(ctx, rows, ex); err != nil {
 		return Batch{}, err
 	}
 	return b, nil

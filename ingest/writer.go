@@ -56,7 +56,14 @@ func (w *Writer) Stats() WriterStats {
 
 type job struct {
 	rows *Rows
+	ex   extras
 	done chan error
+}
+
+// extras are rows a request stores in the same flush as its records.
+type extras struct {
+	batches []batchRow
+	seen    []seenRow
 }
 
 // ErrClosed is returned for writes after Close.
@@ -75,16 +82,26 @@ func NewWriter(db *chstore.DB, cfg WriterConfig, log *slog.Logger) *Writer {
 // Write stores rows and returns once they are durable, or with the error that kept them
 // out (a 503 when ClickHouse is unreachable). Rows larger than MaxRows go in parts.
 func (w *Writer) Write(ctx context.Context, rows *Rows) error {
-	for from := 0; from < rows.Len(); from += w.cfg.MaxRows {
-		if err := w.write(ctx, rows.slice(from, min(from+w.cfg.MaxRows, rows.Len()))); err != nil {
+	return w.write(ctx, rows, extras{})
+}
+
+// write stores rows in parts of at most MaxRows; ex goes with the last part, so it is
+// stored only once every record is.
+func (w *Writer) write(ctx context.Context, rows *Rows, ex extras) error {
+	n := rows.Len()
+	for from := 0; ; from += w.cfg.MaxRows {
+		to := min(from+w.cfg.MaxRows, n)
+		if to >= n {
+			return w.enqueue(ctx, rows.slice(from, to), ex)
+		}
+		if err := w.enqueue(ctx, rows.slice(from, to), extras{}); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
-func (w *Writer) write(ctx context.Context, rows *Rows) error {
-	j := &job{rows: rows, done: make(chan error, 1)}
+func (w *Writer) enqueue(ctx context.Context, rows *Rows, ex extras) error {
+	j := &job{rows: rows, ex: ex, done: make(chan error, 1)}
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -140,6 +157,11 @@ func (w *Writer) loop() {
 
 func (w *Writer) flush(jobs []*job) error {
 	rows := jobs[0].rows
+	var ex extras
+	for _, j := range jobs {
+		ex.batches = append(ex.batches, j.ex.batches...)
+		ex.seen = append(ex.seen, j.ex.seen...)
+	}
 	if len(jobs) > 1 {
 		rows = &Rows{}
 		for _, j := range jobs {
@@ -152,12 +174,26 @@ func (w *Writer) flush(jobs []*job) error {
 	defer cancel()
 	w.flushes.Add(1)
 	for _, block := range rows.byPartition(MaxPartitionsPerInsert) {
+		if block.Len() == 0 {
+			continue // a flush of requests whose records all failed: only summaries to store
+		}
 		if err := w.insert(ctx, block); err != nil {
 			w.log.Warn("meter insert failed", "rows", block.Len(), "err", err)
 			return err
 		}
 		w.inserts.Add(1)
 		w.rows.Add(int64(block.Len()))
+	}
+	// After the records: a summary or last_seen is never stored for records that are not.
+	if len(ex.batches) > 0 {
+		if err := insertBatches(ctx, w.db, ex.batches); err != nil {
+			return err
+		}
+	}
+	if len(ex.seen) > 0 {
+		if err := insertSeen(ctx, w.db, ex.seen); err != nil {
+			return err
+		}
 	}
 	return nil
 }
