@@ -79,7 +79,7 @@ func (s *Store) Create(ctx context.Context, name string) (Created, error) {
 }
 
 func (s *Store) insertAccount(ctx context.Context, id, name string, now time.Time) error {
-	b, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), "INSERT INTO accounts (id, name, time_created, version) VALUES")
+	b, err := s.db.Insert(ctx, insertAccountStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("create account: %w", err))
 	}
@@ -90,7 +90,7 @@ func (s *Store) insertAccount(ctx context.Context, id, name string, now time.Tim
 }
 
 func (s *Store) insertKeys(ctx context.Context, c Created, now time.Time) error {
-	b, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), "INSERT INTO api_keys (key_hash, account_id, live_mode, time_created) VALUES")
+	b, err := s.db.Insert(ctx, insertKeyStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("create keys: %w", err))
 	}
@@ -107,8 +107,7 @@ func (s *Store) insertKeys(ctx context.Context, c Created, now time.Time) error 
 
 // List returns every account, oldest first.
 func (s *Store) List(ctx context.Context) ([]Account, error) {
-	rows, err := s.db.Conn.Query(s.db.ReadContext(ctx),
-		"SELECT id, argMax(name, version), min(time_created) FROM accounts GROUP BY id ORDER BY min(time_created), id")
+	rows, err := s.db.Query(ctx, listAccountsStmt)
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("list accounts: %w", err))
 	}
@@ -127,7 +126,7 @@ func (s *Store) List(ctx context.Context) ([]Account, error) {
 // Exists reports whether the account id is known.
 func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
 	var n uint64
-	err := s.db.Conn.QueryRow(s.db.ReadContext(ctx), "SELECT count() FROM accounts WHERE id = ?", id).Scan(&n)
+	err := s.db.QueryRow(ctx, accountExistsStmt, id).Scan(&n)
 	if err != nil {
 		return false, chstore.Classify(fmt.Errorf("find account %s: %w", id, err))
 	}
@@ -149,8 +148,7 @@ func (s *Store) ScopeOfKey(ctx context.Context, key string) (kwhouse.Scope, erro
 	}
 	var account string
 	var live uint8
-	err := s.db.Conn.QueryRow(s.db.ReadContext(ctx),
-		"SELECT account_id, live_mode FROM api_keys WHERE key_hash = ? LIMIT 1", h).Scan(&account, &live)
+	err := s.db.QueryRow(ctx, scopeOfKeyStmt, h).Scan(&account, &live)
 	if err != nil {
 		if isNoRows(err) {
 			return kwhouse.Scope{}, ErrBadCredentials
@@ -207,3 +205,13 @@ func newKey(prefix string) string {
 	}
 	return prefix + hex.EncodeToString(b[:])
 }
+
+var insertAccountStmt = chstore.Register("accounts.insert_account", "INSERT INTO accounts (id, name, time_created, version) VALUES")
+
+var insertKeyStmt = chstore.Register("accounts.insert_key", "INSERT INTO api_keys (key_hash, account_id, live_mode, time_created) VALUES")
+
+var listAccountsStmt = chstore.Register("accounts.list", "SELECT id, argMax(name, version), min(time_created) FROM accounts GROUP BY id ORDER BY min(time_created), id")
+
+var accountExistsStmt = chstore.Register("accounts.exists", "SELECT count() FROM accounts WHERE id = ?")
+
+var scopeOfKeyStmt = chstore.Register("accounts.scope_of_key", "SELECT account_id, live_mode FROM api_keys WHERE key_hash = ? LIMIT 1")

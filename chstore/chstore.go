@@ -13,14 +13,24 @@ import (
 	"github.com/kwhouse/kwhouse/config"
 )
 
-// DB is a ClickHouse connection pool plus the settings kwhouse sends with its queries.
+// DB runs kwhouse's statements on an Engine with the settings they need.
 type DB struct {
-	Conn     driver.Conn
 	Database string
 	Cluster  string
-	version  driver.ServerVersion
-	read     clickhouse.Settings
-	write    clickhouse.Settings
+	// Observe, when set, sees every statement before it runs (the conformance suite
+	// records which statements a run covered).
+	Observe func(Statement)
+	engine  Engine
+	version driver.ServerVersion
+	read    Settings
+	write   Settings
+}
+
+// NewDB returns a DB that runs on engine, a server of version v.
+func NewDB(engine Engine, cfg config.ClickHouse, v driver.ServerVersion) *DB {
+	db := &DB{Database: cfg.Database, Cluster: cfg.Cluster, engine: engine, version: v}
+	db.read, db.write = settingsFor(v, cfg)
+	return db
 }
 
 // Open connects to ClickHouse, creating the configured database when it is missing.
@@ -37,9 +47,7 @@ func Open(ctx context.Context, cfg config.ClickHouse) (*DB, error) {
 		conn.Close()
 		return nil, Classify(fmt.Errorf("clickhouse server version: %w", err))
 	}
-	db := &DB{Conn: conn, Database: cfg.Database, Cluster: cfg.Cluster, version: *v}
-	db.read, db.write = settingsFor(*v, cfg)
-	return db, nil
+	return NewDB(native{conn}, cfg, *v), nil
 }
 
 func dial(cfg config.ClickHouse, database string) (driver.Conn, error) {
@@ -84,15 +92,15 @@ func createDatabase(ctx context.Context, cfg config.ClickHouse) error {
 
 // settingsFor returns the settings of serving reads and acknowledged writes. Settings the
 // server does not know are left out: 18.16 rejects a query carrying an unknown setting.
-func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write clickhouse.Settings) {
-	read = clickhouse.Settings{
+func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write Settings) {
+	read = Settings{
 		"max_execution_time": int(cfg.MaxExecutionTime.Seconds()),
 		"max_memory_usage":   int(cfg.MaxMemoryUsage),
 		// JOINs are written with explicit ALL/ANY strictness; this keeps any missing one an error
 		// on old servers and the same meaning on new ones.
 		"join_use_nulls": 0,
 	}
-	write = clickhouse.Settings{
+	write = Settings{
 		"max_execution_time": int(cfg.MaxExecutionTime.Seconds()),
 		"max_memory_usage":   int(cfg.MaxMemoryUsage),
 	}
@@ -111,26 +119,16 @@ func AtLeast(v driver.ServerVersion, major, minor uint64) bool {
 // Version returns the server version seen at connect.
 func (db *DB) Version() driver.ServerVersion { return db.version }
 
-// ReadContext returns ctx carrying the resource caps of serving-path queries.
-func (db *DB) ReadContext(ctx context.Context) context.Context {
-	return clickhouse.Context(ctx, clickhouse.WithSettings(db.read))
-}
-
-// WriteContext returns ctx carrying the settings of synchronous, acknowledged inserts.
-func (db *DB) WriteContext(ctx context.Context) context.Context {
-	return clickhouse.Context(ctx, clickhouse.WithSettings(db.write))
-}
-
 // Ping checks that ClickHouse answers.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.Conn.Ping(ctx); err != nil {
+	if err := db.engine.Ping(ctx); err != nil {
 		return Classify(fmt.Errorf("ping clickhouse: %w", err))
 	}
 	return nil
 }
 
 // Close closes the pool.
-func (db *DB) Close() error { return db.Conn.Close() }
+func (db *DB) Close() error { return db.engine.Close() }
 
 // OnCluster returns "ON CLUSTER name" in cluster mode, else "".
 func (db *DB) OnCluster() string {
@@ -138,14 +136,4 @@ func (db *DB) OnCluster() string {
 		return ""
 	}
 	return "ON CLUSTER " + db.Cluster
-}
-
-// Set binds values as a tuple for `col IN ?` (a plain slice binds as an array literal,
-// which IN does not take).
-func Set(values []string) clickhouse.GroupSet {
-	vs := make([]any, len(values))
-	for i, v := range values {
-		vs[i] = v
-	}
-	return clickhouse.GroupSet{Value: vs}
 }

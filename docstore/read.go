@@ -31,6 +31,14 @@ const latestSelect = `SELECT id,
 FROM documents
 WHERE account_id = ? AND live_mode = ? AND kind = ?`
 
+var (
+	getStmt      = chstore.Register("docstore.get", latestSelect+" AND id = ? GROUP BY id")
+	listStmt     = chstore.Register("docstore.list", latestSelect+" AND … GROUP BY id HAVING … ORDER BY … LIMIT ?")
+	existingStmt = chstore.Register("docstore.existing_ids", `SELECT id FROM documents
+		WHERE account_id = ? AND live_mode = ? AND kind = ? AND id IN ?
+		GROUP BY id HAVING argMax(deleted, version) = 0`)
+)
+
 // Get returns the current version of a document, or a NotFound error when it does not
 // exist in scope or was deleted.
 func (s *Store) Get(ctx context.Context, scope kwhouse.Scope, kind, id string) (Doc, error) {
@@ -53,7 +61,7 @@ func (s *Store) get(ctx context.Context, scope kwhouse.Scope, kind, id string) (
 			return d, nil
 		}
 	}
-	docs, err := s.query(ctx, scope, kind, latestSelect+" AND id = ? GROUP BY id", id)
+	docs, err := s.query(ctx, scope, kind, getStmt, id)
 	if err != nil {
 		return Doc{}, fmt.Errorf("get %s %s: %w", kind, id, err)
 	}
@@ -69,9 +77,9 @@ func (s *Store) get(ctx context.Context, scope kwhouse.Scope, kind, id string) (
 	return d, nil
 }
 
-func (s *Store) query(ctx context.Context, scope kwhouse.Scope, kind, q string, args ...any) ([]Doc, error) {
+func (s *Store) query(ctx context.Context, scope kwhouse.Scope, kind string, st chstore.Statement, args ...any) ([]Doc, error) {
 	all := append([]any{scope.AccountID, boolByte(scope.LiveMode), kind}, args...)
-	rows, err := s.db.Conn.Query(s.db.ReadContext(ctx), q, all...)
+	rows, err := s.db.Query(ctx, st, all...)
 	if err != nil {
 		return nil, chstore.Classify(err)
 	}
@@ -149,7 +157,7 @@ func (s *Store) List(ctx context.Context, scope kwhouse.Scope, kind string, lq L
 		q += " AND " + strings.Join(where, " AND ")
 	}
 	q += " GROUP BY id HAVING " + strings.Join(having, " AND ") + " ORDER BY " + order + " LIMIT ?"
-	docs, err := s.query(ctx, scope, kind, q, append(append(args, hargs...), lq.Limit+1)...)
+	docs, err := s.query(ctx, scope, kind, listStmt.With(q), append(append(args, hargs...), lq.Limit+1)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("list %s: %w", kind, err)
 	}
@@ -200,9 +208,7 @@ func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind strin
 	const chunk = 1000
 	for from := 0; from < len(ask); from += chunk {
 		part := ask[from:min(from+chunk, len(ask))]
-		rows, err := s.db.Conn.Query(s.db.ReadContext(ctx),
-			`SELECT id FROM documents WHERE account_id = ? AND live_mode = ? AND kind = ? AND id IN ?
-			 GROUP BY id HAVING argMax(deleted, version) = 0`, scope.AccountID, boolByte(scope.LiveMode), kind, chstore.Set(part))
+		rows, err := s.db.Query(ctx, existingStmt, scope.AccountID, boolByte(scope.LiveMode), kind, chstore.Set(part))
 		if err != nil {
 			return nil, chstore.Classify(fmt.Errorf("check %s ids: %w", kind, err))
 		}

@@ -10,6 +10,12 @@ import (
 const insertSQL = `INSERT INTO documents (account_id, live_mode, kind, id, version, deleted, created_us,
 	reference_id, customer_id, location_id, object_id, event_type, direction, tariff_type, body) VALUES`
 
+var (
+	insertStmt   = chstore.Register("docstore.insert", insertSQL)
+	countOldStmt = chstore.Register("docstore.count_old", "SELECT count() FROM documents WHERE kind = ? AND created_us < ?")
+	purgeStmt    = chstore.Register("docstore.purge", "ALTER TABLE documents DELETE WHERE kind = ? AND created_us < ?")
+)
+
 // Write stores docs as one insert block: ClickHouse writes a block to an unpartitioned
 // table as one part, so the documents (a change and its event) are stored together or not
 // at all. Versions are assigned here, increasing within the call.
@@ -18,7 +24,7 @@ func (s *Store) Write(ctx context.Context, docs ...Doc) error {
 		return nil
 	}
 	base := uint64(s.now().UnixNano())
-	batch, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), insertSQL)
+	batch, err := s.db.Insert(ctx, insertStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("write documents: %w", err))
 	}
@@ -69,15 +75,14 @@ func boolByte(b bool) uint8 {
 // mutation: ClickHouse applies it asynchronously).
 func (s *Store) Purge(ctx context.Context, kind string, createdBeforeUS int64) error {
 	var n uint64
-	if err := s.db.Conn.QueryRow(s.db.ReadContext(ctx),
-		"SELECT count() FROM documents WHERE kind = ? AND created_us < ?", kind, uint64(createdBeforeUS)).Scan(&n); err != nil {
+	if err := s.db.QueryRow(ctx, countOldStmt, kind, uint64(createdBeforeUS)).Scan(&n); err != nil {
 		return chstore.Classify(fmt.Errorf("count old %s documents: %w", kind, err))
 	}
 	if n == 0 {
 		return nil // no mutation when there is nothing to delete: mutations rewrite parts
 	}
 	q := "ALTER TABLE documents " + s.db.OnCluster() + " DELETE WHERE kind = ? AND created_us < ?"
-	if err := s.db.Conn.Exec(ctx, q, kind, uint64(createdBeforeUS)); err != nil {
+	if err := s.db.Exec(ctx, purgeStmt.With(q), kind, uint64(createdBeforeUS)); err != nil {
 		return chstore.Classify(fmt.Errorf("purge %s documents: %w", kind, err))
 	}
 	return nil

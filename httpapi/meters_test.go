@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
@@ -49,8 +50,7 @@ func (e *meterEnv) stored(t *testing.T) (uint64, float64) {
 	t.Helper()
 	var n uint64
 	var wh float64
-	err := e.api.App.DB.Conn.QueryRow(context.Background(),
-		"SELECT count(), sum(energy_wh) FROM meter_records FINAL WHERE account_id = ?", e.acc.ID).Scan(&n, &wh)
+	err := e.api.App.DB.QueryRow(context.Background(), chstore.Tool("SELECT count(), sum(energy_wh) FROM meter_records FINAL WHERE account_id = ?"), e.acc.ID).Scan(&n, &wh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestIntervalRecordsGoodStoredBadReported(t *testing.T) {
 		t.Fatalf("stored %d records, %v Wh; want 3 and 2000 Wh", n, wh)
 	}
 	var dir, rate string
-	if err := e.api.App.DB.Conn.QueryRow(context.Background(), "SELECT toString(direction), toString(tariff_rate) FROM meter_records WHERE account_id = ? AND energy_wh = 300", e.acc.ID).Scan(&dir, &rate); err != nil || dir != "EXPORT" || rate != "LOCAL" {
+	if err := e.api.App.DB.QueryRow(context.Background(), chstore.Tool("SELECT toString(direction), toString(tariff_rate) FROM meter_records WHERE account_id = ? AND energy_wh = 300"), e.acc.ID).Scan(&dir, &rate); err != nil || dir != "EXPORT" || rate != "LOCAL" {
 		t.Errorf("export record stored as %s/%s (%v)", dir, rate, err)
 	}
 	got := e.api.Do(apitest.Request{Method: "GET", Path: "/meters/batch?batch_id=" + b.ID, Auth: e.acc.Test()})
@@ -322,7 +322,7 @@ func TestClickHouseLostMidStreamKeepsEveryAcknowledgedRecord(t *testing.T) {
 	if refused == 0 {
 		t.Fatal("no request saw ClickHouse down; the test proved nothing")
 	}
-	rows, err := e.api.App.DB.Conn.Query(context.Background(), "SELECT toUnixTimestamp(start_time) FROM meter_records FINAL WHERE account_id = ?", e.acc.ID)
+	rows, err := e.api.App.DB.Query(context.Background(), chstore.Tool("SELECT toUnixTimestamp(start_time) FROM meter_records FINAL WHERE account_id = ?"), e.acc.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,8 +376,8 @@ func TestCumulativeRegisterContinuesAcrossRequests(t *testing.T) {
 	if !strings.Contains(failed["reset"], "went down") || !strings.Contains(failed["repeat"], "already exists") || len(failed) != 2 {
 		t.Fatalf("second request failures %v", failed)
 	}
-	rows, err := e.api.App.DB.Conn.Query(context.Background(), `SELECT toUnixTimestamp(start_time), toUnixTimestamp(end_time), energy_wh
-		FROM meter_records FINAL WHERE account_id = ? ORDER BY start_time`, e.acc.ID)
+	rows, err := e.api.App.DB.Query(context.Background(), chstore.Tool(`SELECT toUnixTimestamp(start_time), toUnixTimestamp(end_time), energy_wh
+		FROM meter_records FINAL WHERE account_id = ? ORDER BY start_time`), e.acc.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
@@ -102,7 +103,7 @@ func TestClickHouseDownWritesAnswer503AndLeaveNothingHalfWritten(t *testing.T) {
 	// Every stored document version has its event, and no event lacks its document.
 	var docs, events uint64
 	ctx := context.Background()
-	if err := api.App.DB.Conn.QueryRow(ctx, "SELECT countIf(kind != 'event'), countIf(kind = 'event') FROM documents").Scan(&docs, &events); err != nil {
+	if err := api.App.DB.QueryRow(ctx, chstore.Tool("SELECT countIf(kind != 'event'), countIf(kind = 'event') FROM documents")).Scan(&docs, &events); err != nil {
 		t.Fatal(err)
 	}
 	if docs != events {

@@ -43,8 +43,7 @@ type batchRow struct {
 
 // insertBatches stores the summaries of one flush as one block.
 func insertBatches(ctx context.Context, db *chstore.DB, rows []batchRow) error {
-	ins, err := db.Conn.PrepareBatch(db.WriteContext(ctx), `INSERT INTO meter_batches (account_id, live_mode, id,
-		records_submitted, records_accepted, records_processed, failed_records, time_created) VALUES`)
+	ins, err := db.Insert(ctx, insertBatchesStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("save batches: %w", err))
 	}
@@ -72,9 +71,7 @@ func (s *Service) Batch(ctx context.Context, scope kwhouse.Scope, id string) (Ba
 	b := Batch{ID: id, Object: "meter_batch", LiveMode: scope.LiveMode, AccountID: scope.AccountID}
 	var sub, acc, proc uint32
 	var failed string
-	err := s.db.Conn.QueryRow(s.db.ReadContext(ctx), `SELECT records_submitted, records_accepted,
-		records_processed, failed_records, time_created FROM meter_batches
-		WHERE account_id = ? AND live_mode = ? AND id = ? LIMIT 1`, scope.AccountID, liveByte(scope), id).
+	err := s.db.QueryRow(ctx, getBatchStmt, scope.AccountID, liveByte(scope), id).
 		Scan(&sub, &acc, &proc, &failed, &b.TimeCreated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Batch{}, kwhouse.NotFound("batch_id", id)
@@ -95,3 +92,10 @@ func liveByte(s kwhouse.Scope) uint8 {
 	}
 	return 0
 }
+
+var insertBatchesStmt = chstore.Register("ingest.insert_batches", `INSERT INTO meter_batches (account_id, live_mode, id,
+		records_submitted, records_accepted, records_processed, failed_records, time_created) VALUES`)
+
+var getBatchStmt = chstore.Register("ingest.batch", `SELECT records_submitted, records_accepted,
+		records_processed, failed_records, time_created FROM meter_batches
+		WHERE account_id = ? AND live_mode = ? AND id = ? LIMIT 1`)

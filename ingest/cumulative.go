@@ -172,9 +172,7 @@ func (s *Service) lastRegister(ctx context.Context, scope kwhouse.Scope, key Rec
 	var wh float64
 	db := s.writer.db
 	// FINAL with filters on sorting-key columns only: every version of a row shares them.
-	err := db.Conn.QueryRow(db.ReadContext(ctx), `SELECT time, value_wh FROM meter_registers FINAL
-		WHERE account_id = ? AND live_mode = ? AND location_id = ? AND device_id = ? AND direction = ?
-		  AND tariff_rate = ? AND time <= toDateTime(?, 'UTC') ORDER BY time DESC LIMIT 1`,
+	err := db.QueryRow(ctx, lastRegisterStmt,
 		scope.AccountID, liveByte(scope), key.LocationID, key.DeviceID, DirectionName(key.Direction),
 		DirectionName(key.TariffRate), regs[0].time).Scan(&t, &wh)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -188,8 +186,7 @@ func (s *Service) lastRegister(ctx context.Context, scope kwhouse.Scope, key Rec
 
 func (s *Service) saveRegisters(ctx context.Context, scope kwhouse.Scope, key Record, regs []register) error {
 	db := s.writer.db
-	b, err := db.Conn.PrepareBatch(db.WriteContext(ctx), `INSERT INTO meter_registers (account_id, live_mode,
-		location_id, device_id, direction, tariff_rate, time, value_wh, version) VALUES`)
+	b, err := db.Insert(ctx, insertRegistersStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("save register readings: %w", err))
 	}
@@ -231,3 +228,10 @@ func (s *Service) checkKeyOwner(ctx context.Context, scope kwhouse.Scope, key Re
 	}
 	return nil
 }
+
+var lastRegisterStmt = chstore.Register("ingest.last_register", `SELECT time, value_wh FROM meter_registers FINAL
+		WHERE account_id = ? AND live_mode = ? AND location_id = ? AND device_id = ? AND direction = ?
+		  AND tariff_rate = ? AND time <= toDateTime(?, 'UTC') ORDER BY time DESC LIMIT 1`)
+
+var insertRegistersStmt = chstore.Register("ingest.insert_registers", `INSERT INTO meter_registers (account_id, live_mode,
+		location_id, device_id, direction, tariff_rate, time, value_wh, version) VALUES`)

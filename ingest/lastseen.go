@@ -31,7 +31,7 @@ func seenRows(scope kwhouse.Scope, recs []Record, at time.Time) []seenRow {
 
 // insertSeen stores the last_seen rows of one flush as one block.
 func insertSeen(ctx context.Context, db *chstore.DB, rows []seenRow) error {
-	b, err := db.Conn.PrepareBatch(db.WriteContext(ctx), "INSERT INTO device_last_seen (account_id, live_mode, device_id, last_seen) VALUES")
+	b, err := db.Insert(ctx, insertSeenStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("touch devices: %w", err))
 	}
@@ -50,8 +50,7 @@ func (s *Service) LastSeen(ctx context.Context, scope kwhouse.Scope, ids []strin
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.Conn.Query(s.db.ReadContext(ctx), `SELECT device_id, max(last_seen) FROM device_last_seen
-		WHERE account_id = ? AND live_mode = ? AND device_id IN ? GROUP BY device_id`, scope.AccountID, liveByte(scope), chstore.Set(ids))
+	rows, err := s.db.Query(ctx, lastSeenStmt, scope.AccountID, liveByte(scope), chstore.Set(ids))
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("last seen of devices: %w", err))
 	}
@@ -66,3 +65,8 @@ func (s *Service) LastSeen(ctx context.Context, scope kwhouse.Scope, ids []strin
 	}
 	return out, chstore.Classify(rows.Err())
 }
+
+var insertSeenStmt = chstore.Register("ingest.insert_last_seen", "INSERT INTO device_last_seen (account_id, live_mode, device_id, last_seen) VALUES")
+
+var lastSeenStmt = chstore.Register("ingest.last_seen", `SELECT device_id, max(last_seen) FROM device_last_seen
+		WHERE account_id = ? AND live_mode = ? AND device_id IN ? GROUP BY device_id`)

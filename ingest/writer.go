@@ -13,9 +13,9 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-const insertRecordsSQL = `INSERT INTO meter_records (account_id, live_mode, location_id, device_id, direction,
+var insertRecordsStmt = chstore.Register("ingest.insert_records", `INSERT INTO meter_records (account_id, live_mode, location_id, device_id, direction,
 	tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id, record_reference_id,
-	batch_id, version) VALUES`
+	batch_id, version) VALUES`)
 
 // WriterConfig sets the group commit: a flush happens when MaxRows are waiting or the
 // oldest waiting rows are MaxDelay old; Flushers inserts may run at once; QueueLength
@@ -199,7 +199,7 @@ func (w *Writer) flush(jobs []*job) error {
 }
 
 func (w *Writer) insert(ctx context.Context, r *Rows) error {
-	b, err := w.db.Conn.PrepareBatch(w.db.WriteContext(ctx), insertRecordsSQL)
+	b, err := w.db.Insert(ctx, insertRecordsStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("prepare meter insert: %w", err))
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/testkit"
 )
 
@@ -39,7 +40,7 @@ func TestCloseFlushesEveryQueuedWrite(t *testing.T) {
 		}
 	}
 	var n uint64
-	if err := db.Conn.QueryRow(context.Background(), "SELECT count() FROM meter_records").Scan(&n); err != nil || n != writers {
+	if err := db.QueryRow(context.Background(), chstore.Tool("SELECT count() FROM meter_records")).Scan(&n); err != nil || n != writers {
 		t.Fatalf("%d rows stored after Close (%v), want %d", n, err, writers)
 	}
 	late := &Rows{}

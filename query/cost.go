@@ -10,8 +10,6 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
-
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -23,7 +21,7 @@ import (
 var sqlFiles embed.FS
 
 // templates hold the SQL; the only templated parts are fixed fragments (which bucket,
-// the hour-bucket expression), never values: values are bound with clickhouse.Named.
+// the hour-bucket expression), never values: values are bound with chstore.Named.
 var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 	// hours lists the UTC hour numbers a range [a, b) of Unix seconds touches.
 	// (No lambda captures a column: 18.16 cannot resolve captures next to a JOIN.)
@@ -33,6 +31,18 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 		return fmt.Sprintf("arrayMap((x, f) -> toUInt32(x + f), range(%[1]s), arrayResize([%[2]s], %[1]s, %[2]s))", n, first)
 	},
 }).ParseFS(sqlFiles, "*.sql"))
+
+var (
+	costStmt            = chstore.Register("query.cost", "cost.sql: records priced and summed per key")
+	ratesStmt           = chstore.Register("query.rates", "rates.sql: price segments of a window")
+	deviceLocationsStmt = chstore.Register("query.device_locations", `SELECT DISTINCT location_id FROM meter_records
+		WHERE account_id = ? AND live_mode = ? AND device_id = ? AND direction = ?
+		  AND start_time >= toDateTime(?) AND start_time < toDateTime(?) LIMIT 2`)
+	// session_reference_id is not in the sorting key: this reads the account's records.
+	sessionStmt = chstore.Register("query.session", `SELECT location_id, device_id, min(start_time), max(start_time)
+		FROM meter_records WHERE account_id = ? AND live_mode = ? AND session_reference_id = ? AND direction = ?
+		GROUP BY location_id, device_id LIMIT 2`)
+)
 
 // Coster prices meter records.
 type Coster struct {
@@ -111,20 +121,20 @@ func (a scopeArgs) named() []any {
 		in = &ingest.Record{}
 	}
 	return []any{
-		clickhouse.Named("i_rs", uint32(in.Start)), clickhouse.Named("i_re", uint32(in.End)),
-		clickhouse.Named("i_e", in.EnergyWh), clickhouse.Named("i_rc", in.Confidence), clickhouse.Named("i_tr", int32(in.TariffRate)),
-		clickhouse.Named("i_sess", in.SessionRef), clickhouse.Named("i_ref", in.RecordRef),
-		clickhouse.Named("account", a.scope.AccountID), clickhouse.Named("live", live),
-		clickhouse.Named("location", a.location), clickhouse.Named("device", a.device),
-		clickhouse.Named("dir", a.direction), clickhouse.Named("session", a.session),
-		clickhouse.Named("w0", uint32(a.w0)), clickhouse.Named("w1", uint32(a.w1)),
-		clickhouse.Named("lookback", uint32(max(a.plan.Lookback, 0))),
-		clickhouse.Named("range_from_pad", uint32(max(a.plan.RangeStart-32*86400, 0))),
-		clickhouse.Named("range_to", uint32(a.plan.RangeEnd)),
-		clickhouse.Named("tids", chstore.Set(tids)), clickhouse.Named("markets", chstore.Set(markets)),
-		clickhouse.Named("src_tid", srcTid), clickhouse.Named("src_comp", srcComp),
-		clickhouse.Named("src_from", srcFrom), clickhouse.Named("src_to", srcTo), clickhouse.Named("src_conf", srcConf),
-		clickhouse.Named("active", active), clickhouse.Named("tz", a.zone),
+		chstore.Named("i_rs", uint32(in.Start)), chstore.Named("i_re", uint32(in.End)),
+		chstore.Named("i_e", in.EnergyWh), chstore.Named("i_rc", in.Confidence), chstore.Named("i_tr", int32(in.TariffRate)),
+		chstore.Named("i_sess", in.SessionRef), chstore.Named("i_ref", in.RecordRef),
+		chstore.Named("account", a.scope.AccountID), chstore.Named("live", live),
+		chstore.Named("location", a.location), chstore.Named("device", a.device),
+		chstore.Named("dir", a.direction), chstore.Named("session", a.session),
+		chstore.Named("w0", uint32(a.w0)), chstore.Named("w1", uint32(a.w1)),
+		chstore.Named("lookback", uint32(max(a.plan.Lookback, 0))),
+		chstore.Named("range_from_pad", uint32(max(a.plan.RangeStart-32*86400, 0))),
+		chstore.Named("range_to", uint32(a.plan.RangeEnd)),
+		chstore.Named("tids", chstore.Set(tids)), chstore.Named("markets", chstore.Set(markets)),
+		chstore.Named("src_tid", srcTid), chstore.Named("src_comp", srcComp),
+		chstore.Named("src_from", srcFrom), chstore.Named("src_to", srcTo), chstore.Named("src_conf", srcConf),
+		chstore.Named("active", active), chstore.Named("tz", a.zone),
 	}
 }
 
@@ -134,7 +144,7 @@ func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
 		a.daily, a.instant != nil, len(a.plan.Markets) > 0, a.plan.Tiered}); err != nil {
 		return nil, fmt.Errorf("render cost query: %w", err)
 	}
-	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), buf.String(), a.named()...)
+	rows, err := c.db.Query(ctx, costStmt.With(buf.String()), a.named()...)
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("cost query: %w", err))
 	}

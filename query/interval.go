@@ -188,9 +188,7 @@ func (c *Coster) deviceLocations(ctx context.Context, scope kwhouse.Scope, req C
 	if scope.LiveMode {
 		live = 1
 	}
-	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), `SELECT DISTINCT location_id FROM meter_records
-		WHERE account_id = ? AND live_mode = ? AND device_id = ? AND direction = ?
-		  AND start_time >= toDateTime(?) AND start_time < toDateTime(?) LIMIT 2`,
+	rows, err := c.db.Query(ctx, deviceLocationsStmt,
 		scope.AccountID, live, req.ObjectID, req.Direction, uint32(req.Start.Unix()), uint32(req.End.Unix()))
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("locations of device %s: %w", req.ObjectID, err))

@@ -22,10 +22,7 @@ func (c *Coster) Session(ctx context.Context, scope kwhouse.Scope, session strin
 	if scope.LiveMode {
 		live = 1
 	}
-	// session_reference_id is not in the sorting key: this reads the account's records.
-	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), `SELECT location_id, device_id, min(start_time), max(start_time)
-		FROM meter_records WHERE account_id = ? AND live_mode = ? AND session_reference_id = ? AND direction = ?
-		GROUP BY location_id, device_id LIMIT 2`, scope.AccountID, live, session, direction)
+	rows, err := c.db.Query(ctx, sessionStmt, scope.AccountID, live, session, direction)
 	if err != nil {
 		return EnergyCost{}, chstore.Classify(fmt.Errorf("find session %s: %w", session, err))
 	}

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
-
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -106,8 +104,8 @@ func (c *Coster) segments(ctx context.Context, a scopeArgs, comps []int) ([]segm
 	for i, comp := range comps {
 		wanted[i] = int32(comp)
 	}
-	args := append(a.named(), clickhouse.Named("comps", wanted))
-	rows, err := c.db.Conn.Query(c.db.ReadContext(ctx), buf.String(), args...)
+	args := append(a.named(), chstore.Named("comps", wanted))
+	rows, err := c.db.Query(ctx, ratesStmt.With(buf.String()), args...)
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("rates query: %w", err))
 	}

@@ -131,6 +131,13 @@ func split(text string) []string {
 	return out
 }
 
+var (
+	migrationStmt   = chstore.Register("schema.migration", "CREATE TABLE IF NOT EXISTS … (one statement of a migration file)")
+	bookkeepingStmt = chstore.Register("schema.bookkeeping", "CREATE TABLE IF NOT EXISTS schema_migrations …")
+	appliedStmt     = chstore.Register("schema.applied", "SELECT DISTINCT version FROM schema_migrations")
+	recordStmt      = chstore.Register("schema.record", "INSERT INTO schema_migrations (version, name, applied_at) VALUES")
+)
+
 // Apply runs every migration not yet recorded in schema_migrations, in order. Every
 // statement is idempotent (IF NOT EXISTS), so a run cut short is safe to repeat.
 func Apply(ctx context.Context, db *chstore.DB, log *slog.Logger) error {
@@ -151,7 +158,7 @@ func Apply(ctx context.Context, db *chstore.DB, log *slog.Logger) error {
 			continue
 		}
 		for i, stmt := range m.Statements {
-			if err := db.Conn.Exec(ctx, stmt); err != nil {
+			if err := db.Exec(ctx, migrationStmt.With(stmt)); err != nil {
 				return chstore.Classify(fmt.Errorf("migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err))
 			}
 		}
@@ -171,14 +178,14 @@ func ensureBookkeeping(ctx context.Context, db *chstore.DB, form Form) error {
 	q := "CREATE TABLE IF NOT EXISTS schema_migrations " + onCluster +
 		" (version UInt32, name String, applied_at DateTime('UTC')) ENGINE = " +
 		engineClause(form, "ReplacingMergeTree", "") + " ORDER BY version"
-	if err := db.Conn.Exec(ctx, q); err != nil {
+	if err := db.Exec(ctx, bookkeepingStmt.With(q)); err != nil {
 		return chstore.Classify(fmt.Errorf("create schema_migrations: %w", err))
 	}
 	return nil
 }
 
 func applied(ctx context.Context, db *chstore.DB) (map[int]bool, error) {
-	rows, err := db.Conn.Query(ctx, "SELECT DISTINCT version FROM schema_migrations")
+	rows, err := db.Query(ctx, appliedStmt)
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("read schema_migrations: %w", err))
 	}
@@ -195,7 +202,7 @@ func applied(ctx context.Context, db *chstore.DB) (map[int]bool, error) {
 }
 
 func record(ctx context.Context, db *chstore.DB, m Migration) error {
-	batch, err := db.Conn.PrepareBatch(db.WriteContext(ctx), "INSERT INTO schema_migrations (version, name, applied_at) VALUES")
+	batch, err := db.Insert(ctx, recordStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("record migration %d: %w", m.Version, err))
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/schema"
 	"github.com/kwhouse/kwhouse/testkit"
 )
@@ -20,7 +21,7 @@ func TestApplyCreatesTablesAndIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n uint64
-	if err := db.Conn.QueryRow(ctx, "SELECT count() FROM (SELECT DISTINCT version FROM schema_migrations)").Scan(&n); err != nil {
+	if err := db.QueryRow(ctx, chstore.Tool("SELECT count() FROM (SELECT DISTINCT version FROM schema_migrations)")).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if int(n) != len(migs) {
@@ -28,7 +29,7 @@ func TestApplyCreatesTablesAndIsIdempotent(t *testing.T) {
 	}
 	for _, table := range []string{"accounts", "api_keys", "documents", "meter_records", "meter_batches", "device_last_seen"} {
 		var c uint64
-		if err := db.Conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = ?", db.Database, table).Scan(&c); err != nil {
+		if err := db.QueryRow(ctx, chstore.Tool("SELECT count() FROM system.tables WHERE database = ? AND name = ?"), db.Database, table).Scan(&c); err != nil {
 			t.Fatal(err)
 		}
 		if c != 1 {

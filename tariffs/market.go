@@ -94,8 +94,7 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 	if err := checkPrices(prices); err != nil {
 		return PricesResult{}, err
 	}
-	b, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), `INSERT INTO market_prices (account_id, live_mode, market_id,
-		start_time, end_time, price, confidence, version) VALUES`)
+	b, err := s.db.Insert(ctx, insertPricesStmt)
 	if err != nil {
 		return PricesResult{}, chstore.Classify(fmt.Errorf("put prices of %s: %w", id, err))
 	}
@@ -161,11 +160,16 @@ func (s *Service) hasPriceAt(ctx context.Context, scope kwhouse.Scope, market st
 	var n uint64
 	at := time.Unix(t, 0).UTC()
 	// FINAL filtered on key columns only; end_time (not in the key) is tested outside it.
-	err := s.db.Conn.QueryRow(s.db.ReadContext(ctx), `SELECT count() FROM (SELECT end_time FROM market_prices FINAL
-		WHERE account_id = ? AND live_mode = ? AND market_id = ? AND start_time <= ? AND start_time > ?) WHERE end_time > ?`,
+	err := s.db.QueryRow(ctx, countPricesStmt,
 		scope.AccountID, liveByte(scope), market, at, at.Add(-31*24*time.Hour), at).Scan(&n)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return false, chstore.Classify(fmt.Errorf("market %s price now: %w", market, err))
 	}
 	return n > 0, nil
 }
+
+var insertPricesStmt = chstore.Register("tariffs.insert_prices", `INSERT INTO market_prices (account_id, live_mode, market_id,
+		start_time, end_time, price, confidence, version) VALUES`)
+
+var countPricesStmt = chstore.Register("tariffs.count_prices", `SELECT count() FROM (SELECT end_time FROM market_prices FINAL
+		WHERE account_id = ? AND live_mode = ? AND market_id = ? AND start_time <= ? AND start_time > ?) WHERE end_time > ?`)

@@ -81,8 +81,7 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 }
 
 func (s *Service) loadYears(ctx context.Context, scope kwhouse.Scope, ids []string) error {
-	rows, err := s.db.Conn.Query(s.db.ReadContext(ctx), `SELECT tariff_id, year FROM tariff_rate_years
-		WHERE account_id = ? AND live_mode = ? AND tariff_id IN ?`, scope.AccountID, liveByte(scope), chstore.Set(ids))
+	rows, err := s.db.Query(ctx, rateYearsStmt, scope.AccountID, liveByte(scope), chstore.Set(ids))
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("expanded years: %w", err))
 	}
@@ -120,8 +119,7 @@ func (s *Service) expandYear(ctx context.Context, scope kwhouse.Scope, t *Tariff
 	if err != nil {
 		return err
 	}
-	b, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), `INSERT INTO tariff_rates (account_id, live_mode, tariff_id,
-		start_time, end_time, tier_start, band_hi, band_fixed, band_sfix, band_spct, market_id, version) VALUES`)
+	b, err := s.db.Insert(ctx, insertRatesStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("expand %s %d: %w", t.ID, year, err))
 	}
@@ -141,7 +139,7 @@ func (s *Service) expandYear(ctx context.Context, scope kwhouse.Scope, t *Tariff
 	}
 	// INSERT … VALUES with bound values through Exec would leave 18.16 waiting for a data
 	// block over the native protocol: every insert goes through a batch.
-	yb, err := s.db.Conn.PrepareBatch(s.db.WriteContext(ctx), "INSERT INTO tariff_rate_years (account_id, live_mode, tariff_id, year) VALUES")
+	yb, err := s.db.Insert(ctx, insertRateYearsStmt)
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("record year %d of %s: %w", year, t.ID, err))
 	}
@@ -184,3 +182,11 @@ func decodeDoc(d docstore.Doc, v any) error {
 	}
 	return nil
 }
+
+var rateYearsStmt = chstore.Register("tariffs.rate_years", `SELECT tariff_id, year FROM tariff_rate_years
+		WHERE account_id = ? AND live_mode = ? AND tariff_id IN ?`)
+
+var insertRatesStmt = chstore.Register("tariffs.insert_rates", `INSERT INTO tariff_rates (account_id, live_mode, tariff_id,
+		start_time, end_time, tier_start, band_hi, band_fixed, band_sfix, band_spct, market_id, version) VALUES`)
+
+var insertRateYearsStmt = chstore.Register("tariffs.insert_rate_years", "INSERT INTO tariff_rate_years (account_id, live_mode, tariff_id, year) VALUES")

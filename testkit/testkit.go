@@ -72,7 +72,7 @@ func OpenClickHouse(t testing.TB, cfg config.ClickHouse) *chstore.DB {
 	}
 	t.Cleanup(func() {
 		if os.Getenv("KWHOUSE_TEST_KEEP_DB") != "1" {
-			_ = db.Conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+cfg.Database)
+			_ = db.Exec(context.Background(), chstore.Tool("DROP DATABASE IF EXISTS "+cfg.Database))
 		}
 		db.Close()
 	})

@@ -23,6 +23,7 @@ import (
 	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -146,9 +147,9 @@ func floor(ctx context.Context, a *app.App, fx *fixture, n int) (time.Duration, 
 		loc := fx.locations[rng.Intn(len(fx.locations))]
 		t0 := time.Now()
 		var wh float64
-		err := a.DB.Conn.QueryRow(a.DB.ReadContext(ctx), `SELECT sum(energy_wh) FROM meter_records
+		err := a.DB.QueryRow(ctx, chstore.Tool(`SELECT sum(energy_wh) FROM meter_records
 			WHERE account_id = ? AND live_mode = 0 AND location_id = ? AND device_id = ''
-			  AND start_time >= toDateTime(?) AND start_time < toDateTime(?)`,
+			  AND start_time >= toDateTime(?) AND start_time < toDateTime(?)`),
 			fx.scope.AccountID, loc, uint32(1717200000), uint32(1719792000)).Scan(&wh)
 		if err != nil {
 			return 0, 0, err
@@ -209,7 +210,7 @@ func reuse(ctx context.Context, a *app.App, o options) (*fixture, error) {
 		return nil, err
 	}
 	var n uint64
-	if err := a.DB.Conn.QueryRow(ctx, "SELECT count() FROM meter_records WHERE account_id = ?", s.Account).Scan(&n); err != nil || n < uint64(o.locations*17568) {
+	if err := a.DB.QueryRow(ctx, chstore.Tool("SELECT count() FROM meter_records WHERE account_id = ?"), s.Account).Scan(&n); err != nil || n < uint64(o.locations*17568) {
 		return nil, err
 	}
 	return &fixture{scope: kwhouse.Scope{AccountID: s.Account}, key: s.Key, locations: s.Locations}, nil
@@ -265,9 +266,9 @@ func makeReadings(ctx context.Context, a *app.App, fx *fixture) error {
 	for m := time.January; m <= time.December; m++ {
 		from := time.Date(2024, m, 1, 0, 0, 0, 0, time.UTC)
 		to := from.AddDate(0, 1, 0)
-		b, err := a.DB.Conn.PrepareBatch(a.DB.WriteContext(ctx), `INSERT INTO meter_records (account_id, live_mode, location_id,
+		b, err := a.DB.Insert(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id,
 			device_id, direction, tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id,
-			record_reference_id, batch_id, version) VALUES`)
+			record_reference_id, batch_id, version) VALUES`))
 		if err != nil {
 			return err
 		}

@@ -112,7 +112,7 @@ func dropDatabase(ctx context.Context, cfg config.ClickHouse) error {
 		return err
 	}
 	defer db.Close()
-	return db.Conn.Exec(ctx, "DROP DATABASE IF EXISTS "+cfg.Database)
+	return db.Exec(ctx, chstore.Tool("DROP DATABASE IF EXISTS "+cfg.Database))
 }
 
 // makeLocations writes location documents straight to the store (the API would take
@@ -266,7 +266,7 @@ func peakRSS(pid int) int64 {
 // benchJSONEachRow sends the same records, shaped as rows of a copy of meter_records,
 // to ClickHouse's HTTP interface with curl.
 func benchJSONEachRow(ctx context.Context, o options, db *chstore.DB, scope kwhouse.Scope, recs []record) (float64, error) {
-	if err := db.Conn.Exec(ctx, "CREATE TABLE bench_json AS meter_records"); err != nil {
+	if err := db.Exec(ctx, chstore.Tool("CREATE TABLE bench_json AS meter_records")); err != nil {
 		return 0, err
 	}
 	dir, err := os.MkdirTemp("", "kwbench")
@@ -313,7 +313,7 @@ func benchJSONEachRow(ctx context.Context, o options, db *chstore.DB, scope kwho
 // benchNative exports bench_json in Native format, one file per client, and inserts the
 // files with clickhouse-client: ClickHouse's ceiling for these rows.
 func benchNative(ctx context.Context, o options, db *chstore.DB) (float64, error) {
-	if err := db.Conn.Exec(ctx, "CREATE TABLE bench_native AS meter_records"); err != nil {
+	if err := db.Exec(ctx, chstore.Tool("CREATE TABLE bench_native AS meter_records")); err != nil {
 		return 0, err
 	}
 	host, port, _ := strings.Cut(o.chAddr, ":")
@@ -364,7 +364,7 @@ func benchNative(ctx context.Context, o options, db *chstore.DB) (float64, error
 
 func count(ctx context.Context, db *chstore.DB, table string) (uint64, error) {
 	var n uint64
-	err := db.Conn.QueryRow(ctx, "SELECT count() FROM "+table).Scan(&n)
+	err := db.QueryRow(ctx, chstore.Tool("SELECT count() FROM "+table)).Scan(&n)
 	return n, err
 }
 
@@ -373,7 +373,7 @@ func count(ctx context.Context, db *chstore.DB, table string) (uint64, error) {
 func settle(ctx context.Context, db *chstore.DB) {
 	for i := 0; i < 600; i++ {
 		var n uint64
-		if err := db.Conn.QueryRow(ctx, "SELECT count() FROM system.merges").Scan(&n); err != nil || n == 0 {
+		if err := db.QueryRow(ctx, chstore.Tool("SELECT count() FROM system.merges")).Scan(&n); err != nil || n == 0 {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -21,6 +21,7 @@ import (
 	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -108,7 +109,7 @@ func run(nloc, nreq, clients, seconds int) error {
 	}
 	wg.Wait()
 	fmt.Printf("%d clients over %d locations: %.0f requests/s (%d failed)\n", clients, len(locs), float64(done.Load())/float64(seconds), failed.Load())
-	return a.DB.Conn.Exec(ctx, "DROP DATABASE IF EXISTS kwbench_slots")
+	return a.DB.Exec(ctx, chstore.Tool("DROP DATABASE IF EXISTS kwbench_slots"))
 }
 
 // setup creates one market with a week of half-hourly prices and a market tariff per location.

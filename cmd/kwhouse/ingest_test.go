@@ -14,6 +14,7 @@ import (
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/accounts"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/docstore"
 )
 
@@ -70,7 +71,7 @@ func TestIngestLoadsFilesAndRejectsBadRows(t *testing.T) {
 	}
 	var n uint64
 	var wh float64
-	if err := db.Conn.QueryRow(ctx, "SELECT count(), sum(energy_wh) FROM meter_records FINAL WHERE account_id = ?", acc.AccountID).Scan(&n, &wh); err != nil {
+	if err := db.QueryRow(ctx, chstore.Tool("SELECT count(), sum(energy_wh) FROM meter_records FINAL WHERE account_id = ?"), acc.AccountID).Scan(&n, &wh); err != nil {
 		t.Fatal(err)
 	}
 	// CSV: 500 + 250 Wh; NDJSON: 48 half-hours at 1000 W = 48 × 500 Wh = 24,000 Wh.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kwhouse/kwhouse/accounts"
+	"github.com/kwhouse/kwhouse/chstore"
 )
 
 func TestAccountsCreateJSONPrintsWorkingKeys(t *testing.T) {
@@ -36,7 +37,7 @@ func TestAccountsCreateJSONPrintsWorkingKeys(t *testing.T) {
 		t.Fatalf("live key does not log in: %+v %v", sc, err)
 	}
 	var n uint64
-	if err := db.Conn.QueryRow(context.Background(), "SELECT count() FROM api_keys WHERE key_hash = ?", got.TestKey).Scan(&n); err != nil || n != 0 {
+	if err := db.QueryRow(context.Background(), chstore.Tool("SELECT count() FROM api_keys WHERE key_hash = ?"), got.TestKey).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("a key is stored in clear (%d rows, %v)", n, err)
 	}
 

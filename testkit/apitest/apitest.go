@@ -18,6 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/httpapi"
 	"github.com/kwhouse/kwhouse/testkit"
@@ -70,7 +71,9 @@ func Start(t testing.TB, opt Options) *API {
 		cancel()
 		t.Fatalf("start app: %v", err)
 	}
-	t.Cleanup(func() { _ = a.DB.Conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+cfg.ClickHouse.Database) })
+	t.Cleanup(func() {
+		_ = a.DB.Exec(context.Background(), chstore.Tool("DROP DATABASE IF EXISTS "+cfg.ClickHouse.Database))
+	})
 	addr, err := a.Listen()
 	if err != nil {
 		cancel()

@@ -1,0 +1,141 @@
+package chstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Settings are per-query server settings.
+type Settings map[string]any
+
+// Engine runs final SQL text (no placeholders left). The native ClickHouse pool is the
+// engine of the service; the conformance suite plugs in the chDB library.
+type Engine interface {
+	Query(ctx context.Context, settings Settings, sql string) (Rows, error)
+	Exec(ctx context.Context, settings Settings, sql string) error
+	// PrepareBatch starts an INSERT of the columns the statement names; Send stores it.
+	PrepareBatch(ctx context.Context, settings Settings, sql string) (Batch, error)
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Rows iterates over a result.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// Batch collects the rows of one INSERT, by row (Append) or by column (Column).
+type Batch interface {
+	Append(values ...any) error
+	Column(i int) BatchColumn
+	Send() error
+	Abort() error
+}
+
+// BatchColumn takes a whole column of a Batch as one slice.
+type BatchColumn interface {
+	Append(values any) error
+}
+
+// Row is the single-row result of QueryRow; Scan returns sql.ErrNoRows for no row.
+type Row struct {
+	rows Rows
+	err  error
+}
+
+// Scan reads the first row into dest and closes the result.
+func (r Row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	return r.rows.Scan(dest...)
+}
+
+// native is the Engine of a clickhouse-go pool.
+type native struct{ conn driver.Conn }
+
+func (n native) ctx(ctx context.Context, s Settings) context.Context {
+	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings(s)))
+}
+
+func (n native) Query(ctx context.Context, s Settings, q string) (Rows, error) {
+	return n.conn.Query(n.ctx(ctx, s), q)
+}
+
+func (n native) Exec(ctx context.Context, s Settings, q string) error {
+	return n.conn.Exec(n.ctx(ctx, s), q)
+}
+
+func (n native) PrepareBatch(ctx context.Context, s Settings, q string) (Batch, error) {
+	b, err := n.conn.PrepareBatch(n.ctx(ctx, s), q)
+	if err != nil {
+		return nil, err
+	}
+	return nativeBatch{b}, nil
+}
+
+func (n native) Ping(ctx context.Context) error { return n.conn.Ping(ctx) }
+func (n native) Close() error                   { return n.conn.Close() }
+
+type nativeBatch struct{ driver.Batch }
+
+func (b nativeBatch) Column(i int) BatchColumn { return b.Batch.Column(i) }
+
+// Query runs a SELECT with the serving-path settings.
+func (db *DB) Query(ctx context.Context, st Statement, args ...any) (Rows, error) {
+	q, err := db.render(st, args)
+	if err != nil {
+		return nil, err
+	}
+	return db.engine.Query(ctx, db.read, q)
+}
+
+// QueryRow runs a SELECT expected to return one row.
+func (db *DB) QueryRow(ctx context.Context, st Statement, args ...any) Row {
+	rows, err := db.Query(ctx, st, args...)
+	return Row{rows: rows, err: err}
+}
+
+// Exec runs a statement without a result (DDL, mutations).
+func (db *DB) Exec(ctx context.Context, st Statement, args ...any) error {
+	q, err := db.render(st, args)
+	if err != nil {
+		return err
+	}
+	return db.engine.Exec(ctx, db.write, q)
+}
+
+// Insert starts an acknowledged INSERT batch of st ("INSERT INTO t (cols) VALUES").
+func (db *DB) Insert(ctx context.Context, st Statement) (Batch, error) {
+	db.observe(st)
+	return db.engine.PrepareBatch(ctx, db.write, st.SQL)
+}
+
+func (db *DB) render(st Statement, args []any) (string, error) {
+	db.observe(st)
+	q, err := Bind(st.SQL, args...)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", st.Name, err)
+	}
+	return q, nil
+}
+
+func (db *DB) observe(st Statement) {
+	if db.Observe != nil {
+		db.Observe(st)
+	}
+}
