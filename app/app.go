@@ -52,6 +52,11 @@ type App struct {
 type Options struct {
 	Now         func() time.Time // the clock; time.Now when nil
 	RedisPrefix string           // key prefix in Redis; "kwh:" when empty
+	// DB, when set, is used instead of opening cfg.ClickHouse (the conformance suite
+	// passes a chDB-backed one); the app closes it.
+	DB *chstore.DB
+	// NoCache serves every document read from ClickHouse (Redis is still pinged).
+	NoCache bool
 }
 
 // New opens ClickHouse (creating the database), applies migrations, connects Redis and
@@ -65,9 +70,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if prefix == "" {
 		prefix = "kwh:"
 	}
-	db, err := chstore.Open(ctx, cfg.ClickHouse)
+	db, err := openDB(ctx, cfg, opt)
 	if err != nil {
-		return nil, fmt.Errorf("clickhouse at %s: %w", cfg.ClickHouse.Addr, err)
+		return nil, err
 	}
 	if err := schema.Apply(ctx, db, log); err != nil {
 		db.Close()
@@ -79,7 +84,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		log.Warn("redis unavailable at start; serving from ClickHouse until it answers", "addr", cfg.Redis.Addr, "err", err)
 	}
 	a.Accounts = accounts.NewStore(db, now)
-	docs := docstore.New(db, a.Cache, now)
+	var cache docstore.Cache = a.Cache
+	if opt.NoCache {
+		cache = docstore.NoCache{}
+	}
+	docs := docstore.New(db, cache, now)
 	a.Catalog = catalog.New(docs)
 	ic := cfg.Ingest
 	a.Writer = ingest.NewWriter(db, ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
@@ -108,6 +117,17 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},
 	})
 	return a, nil
+}
+
+func openDB(ctx context.Context, cfg *config.Config, opt Options) (*chstore.DB, error) {
+	if opt.DB != nil {
+		return opt.DB, nil
+	}
+	db, err := chstore.Open(ctx, cfg.ClickHouse)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse at %s: %w", cfg.ClickHouse.Addr, err)
+	}
+	return db, nil
 }
 
 // Listen binds the HTTP address (":0" picks a free port) and returns the bound address.
@@ -182,9 +202,9 @@ type Loader struct {
 // OpenLoader opens ClickHouse with the schema applied and an ingest service that checks
 // ids straight against ClickHouse (no Redis needed).
 func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loader, error) {
-	db, err := chstore.Open(ctx, cfg.ClickHouse)
+	db, err := openDB(ctx, cfg, Options{})
 	if err != nil {
-		return nil, fmt.Errorf("clickhouse at %s: %w", cfg.ClickHouse.Addr, err)
+		return nil, err
 	}
 	if err := schema.Apply(ctx, db, log); err != nil {
 		db.Close()

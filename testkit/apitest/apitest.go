@@ -40,6 +40,9 @@ type API struct {
 type Options struct {
 	Now       func() time.Time
 	Configure func(*config.Config)
+	// DB and NoCache are passed to app.Options (the conformance suite runs on chDB).
+	DB      *chstore.DB
+	NoCache bool
 }
 
 // Start starts the service as `kwhouse serve` would and stops it when the test ends.
@@ -66,7 +69,8 @@ func Start(t testing.TB, opt Options) *API {
 		t.Fatalf("test config: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, testkit.Logger(), app.Options{Now: opt.Now, RedisPrefix: testkit.RandomName("kwtest:") + ":"})
+	a, err := app.New(ctx, cfg, testkit.Logger(), app.Options{Now: opt.Now,
+		RedisPrefix: testkit.RandomName("kwtest:") + ":", DB: opt.DB, NoCache: opt.NoCache})
 	if err != nil {
 		cancel()
 		t.Fatalf("start app: %v", err)

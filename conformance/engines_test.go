@@ -1,0 +1,72 @@
+//go:build chdb
+
+package conformance
+
+import (
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/chstore/chdb"
+	"github.com/kwhouse/kwhouse/config"
+)
+
+// ran records which registered statements the run sent, on which engine.
+var ran = struct {
+	sync.Mutex
+	by map[string]map[string]bool // statement name → engine → sent
+}{by: map[string]map[string]bool{}}
+
+func observer(engine string) func(chstore.Statement) {
+	return func(st chstore.Statement) {
+		ran.Lock()
+		defer ran.Unlock()
+		if ran.by[st.Name] == nil {
+			ran.by[st.Name] = map[string]bool{}
+		}
+		ran.by[st.Name][engine] = true
+	}
+}
+
+// shared keeps the one chDB session a process may have open across apps.
+type shared struct{ *chdb.Engine }
+
+func (shared) Close() error { return nil }
+
+var chdbEngine struct {
+	once sync.Once
+	e    *chdb.Engine
+	err  error
+}
+
+// chdbDB returns a DB on chDB with a fresh database (data under KWHOUSE_CHDB_DATA or a
+// temporary folder).
+func chdbDB(t *testing.T, database string) *chstore.DB {
+	t.Helper()
+	chdbEngine.once.Do(func() {
+		dir := os.Getenv("KWHOUSE_CHDB_DATA")
+		if dir == "" {
+			dir, chdbEngine.err = os.MkdirTemp("", "kwhouse-chdb-")
+			if chdbEngine.err != nil {
+				return
+			}
+		}
+		chdbEngine.e, chdbEngine.err = chdb.Open(dir, "default")
+	})
+	if chdbEngine.err != nil {
+		t.Fatalf("open chDB: %v", chdbEngine.err)
+	}
+	e := chdbEngine.e
+	if err := e.Exec(t.Context(), nil, "CREATE DATABASE IF NOT EXISTS "+database); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Exec(t.Context(), nil, "USE "+database); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.ClickHouse{Database: database, MaxExecutionTime: 30 * time.Second, MaxMemoryUsage: 4 << 30}
+	db := chstore.NewDB(shared{e}, cfg, e.Version())
+	db.Observe = observer("chdb")
+	return db
+}
