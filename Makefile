@@ -33,6 +33,14 @@ run: services build ## Set everything up and serve the API on :8080 (Ctrl-C stop
 test: services ## Set everything up and run every test (race detector on)
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./...
 
+CHDB_VERSION ?= 26.7.3-stable.1
+
+.PHONY: test-modern
+test-modern: services ## Run every statement on current ClickHouse (chDB 26.x) and compare with 18.16
+	@dir=$$(scripts/chdb.sh $(CHDB_VERSION)) && \
+	CGO_ENABLED=1 CGO_LDFLAGS="-L$$dir" LD_LIBRARY_PATH="$$dir" $(TEST_ENV) \
+	$(GO) test -tags chdb -count=1 -timeout 20m ./conformance/ ./chstore/...
+
 .PHONY: test-short
 test-short: ## Only the tests that need no ClickHouse or Redis
 	$(GO) test -short -count=1 ./...

@@ -123,16 +123,6 @@ func (s *Store) List(ctx context.Context) ([]Account, error) {
 	return out, chstore.Classify(rows.Err())
 }
 
-// Exists reports whether the account id is known.
-func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
-	var n uint64
-	err := s.db.QueryRow(ctx, accountExistsStmt, id).Scan(&n)
-	if err != nil {
-		return false, chstore.Classify(fmt.Errorf("find account %s: %w", id, err))
-	}
-	return n > 0, nil
-}
-
 // ErrBadCredentials is returned for an unknown key or a key of another account.
 var ErrBadCredentials = &kwhouse.Error{Kind: kwhouse.KindUnauthorized, Code: "invalid_credentials",
 	Message: "the credentials are missing, unknown or expired"}
@@ -211,7 +201,5 @@ var insertAccountStmt = chstore.Register("accounts.insert_account", "INSERT INTO
 var insertKeyStmt = chstore.Register("accounts.insert_key", "INSERT INTO api_keys (key_hash, account_id, live_mode, time_created) VALUES")
 
 var listAccountsStmt = chstore.Register("accounts.list", "SELECT id, argMax(name, version), min(time_created) FROM accounts GROUP BY id ORDER BY min(time_created), id")
-
-var accountExistsStmt = chstore.Register("accounts.exists", "SELECT count() FROM accounts WHERE id = ?")
 
 var scopeOfKeyStmt = chstore.Register("accounts.scope_of_key", "SELECT account_id, live_mode FROM api_keys WHERE key_hash = ? LIMIT 1")

@@ -24,7 +24,8 @@ FROM
         SELECT * FROM
         (
             SELECT rid, rs, re, e, rc, tr, sess, ref FROM ({{template "records" .}}) WHERE is_out = 1
-        )
+        ) AS recs
+        -- Joined subqueries are aliased: current releases refuse them without one.
         ANY LEFT JOIN
         (
             SELECT rid, sum(money) AS m, sumIf(money, comp != 2) AS m_com, sumIf(money, comp = 2) AS m_non,
@@ -32,7 +33,7 @@ FROM
                 sumIf(cover, comp = 1) AS cov1, sumIf(cover, comp = 2) AS cov2, sumIf(cover, comp = 3) AS cov3
             FROM ({{template "pieces" .}})
             GROUP BY rid
-        ) USING rid
+        ) AS money USING rid
 {{- else}}
         {{template "single" .}}
 {{- end}}

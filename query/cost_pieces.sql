@@ -37,14 +37,14 @@ FROM
 (
     SELECT rid, rs, re, e, rc, is_out, tr AS ctr, arrayJoin({{hours "rs" "re"}}) AS hb
     FROM ({{template "records" .}})
-)
+) AS recs
 -- 18.16 has no range or ASOF join: ranges meet through an equi-join on the UTC
 -- hours they cover, and each overlapping pair is kept once, at its first hour.
 ALL INNER JOIN
 (
     SELECT comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb
     FROM ({{template "segments" .}})
-) USING (ctr, hb)
+) AS segs USING (ctr, hb)
 WHERE ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600)
 {{end}}
 
@@ -70,12 +70,12 @@ FROM
         SELECT rid, rs, re, e, rc, tr, sess, ref, tr AS ctr, arrayJoin(arrayPushBack({{hours "rs" "re"}}, toUInt32(0))) AS hb
         FROM ({{template "records" .}})
         WHERE is_out = 1
-    )
+    ) AS recs
     ALL LEFT JOIN
     (
         SELECT comp, ctr, ss, se, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb
         FROM ({{template "segments" .}})
-    ) USING (ctr, hb)
+    ) AS segs USING (ctr, hb)
     WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 )
 GROUP BY rid

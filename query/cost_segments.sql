@@ -13,12 +13,12 @@ FROM
     -- Versions of an expanded period are identical (a schedule never changes), so any one
     -- will do: LIMIT BY drops duplicates of a re-expansion far cheaper than FINAL.
     LIMIT 1 BY tariff_id, start_time
-)
+) AS periods
 ALL INNER JOIN
 (
     SELECT arrayJoin(arrayMap((t, c, f, u, k) -> (t, toUInt8(c), toUInt32(f), toUInt32(u), toFloat64(k)),
         @src_tid, @src_comp, @src_from, @src_to, @src_conf)) AS src, src.1 AS tid
-) USING tid
+) AS sources USING tid
 WHERE pe > src.3 AND ps < src.4
 {{end}}
 
@@ -45,7 +45,7 @@ FROM
         SELECT comp, ctr, ss AS ss0, se AS se0, tier, hi, sfix, spct, sconf AS sconf0, mkt, arrayJoin({{hours "ss" "se"}}) AS hb
         FROM ({{template "periods" .}})
         WHERE mkt != ''
-    )
+    ) AS periods
     ALL INNER JOIN
     (
         SELECT mkt, ms, me, mp, mc, arrayJoin({{hours "ms" "me"}}) AS hb
@@ -59,7 +59,7 @@ FROM
             -- The latest price of each interval: a re-sent interval replaces the old one.
             GROUP BY market_id, start_time
         )
-    ) USING (mkt, hb)
+    ) AS prices USING (mkt, hb)
     WHERE ms < se0 AND me > ss0 AND hb = intDiv(greatest(ss0, ms), 3600)
 )
 {{- end}}

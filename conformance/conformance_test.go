@@ -1,0 +1,60 @@
+//go:build chdb
+
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/testkit"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
+)
+
+// start runs the service on db (the 18.16 server when nil) with the document cache off,
+// so every read reaches the engine.
+func start(t *testing.T, db *chstore.DB) (*apitest.API, *testkit.Clock) {
+	clock := &testkit.Clock{}
+	api := apitest.Start(t, apitest.Options{Now: clock.Now, DB: db, NoCache: true})
+	if db == nil {
+		api.App.DB.Observe = observer("18.16")
+	}
+	return api, clock
+}
+
+// TestSameAnswersOnServer1816AndCurrentEngine runs the scenario on ClickHouse 18.16 and on
+// chDB (26.x) and compares every response, then checks the scenario sent every statement.
+func TestSameAnswersOnServer1816AndCurrentEngine(t *testing.T) {
+	old, oldClock := start(t, nil)
+	cur, curClock := start(t, chdbDB(t, testkit.RandomName("kwconf_")))
+	t.Logf("engines: %s %d.%d vs %s %d.%d", old.App.DB.Version().DisplayName, old.App.DB.Version().Version.Major,
+		old.App.DB.Version().Version.Minor, cur.App.DB.Version().Name, cur.App.DB.Version().Version.Major, cur.App.DB.Version().Version.Minor)
+	want := scenario(t, old, oldClock)
+	got := scenario(t, cur, curClock)
+	if len(got) != len(want) {
+		t.Fatalf("%d steps on chDB, %d on 18.16", len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if w.Status != g.Status || w.Body != g.Body {
+			t.Errorf("step %q differs:\n18.16: %d %s\nchDB:  %d %s", w.Name, w.Status, w.Body, g.Status, g.Body)
+		}
+		if w.Status >= 500 {
+			t.Errorf("step %q answered %d on 18.16: %s", w.Name, w.Status, w.Body)
+		}
+	}
+	t.Run("every registered statement ran on both", func(t *testing.T) {
+		ran.Lock()
+		defer ran.Unlock()
+		for _, st := range chstore.Statements() {
+			engines := ran.by[st.Name]
+			if !engines["chdb"] {
+				t.Errorf("statement %s never ran on chDB: add it to the scenario", st.Name)
+			}
+			if !engines["18.16"] && !strings.HasPrefix(st.Name, "schema.") {
+				t.Errorf("statement %s never ran on 18.16", st.Name)
+			}
+		}
+		t.Logf("%d statements covered", len(chstore.Statements()))
+	})
+}
