@@ -79,3 +79,6 @@ func New(db *chstore.DB, cache Cache, now func() time.Time) *Store {
 
 // Now returns the store's clock reading.
 func (s *Store) Now() time.Time { return s.now() }
+
+// Cache returns the cache the store reads through (NoCache{} when there is none).
+func (s *Store) Cache() Cache { return s.cache }

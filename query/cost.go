@@ -46,15 +46,16 @@ var (
 
 // Coster prices meter records.
 type Coster struct {
-	db      *chstore.DB
-	tariffs *tariffs.Service
-	catalog *catalog.Catalog
-	now     func() time.Time
+	db        *chstore.DB
+	tariffs   *tariffs.Service
+	catalog   *catalog.Catalog
+	now       func() time.Time
+	timelines timelineCache
 }
 
 // NewCoster returns a Coster.
 func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, now func() time.Time) *Coster {
-	return &Coster{db: db, tariffs: t, catalog: c, now: now}
+	return &Coster{db: db, tariffs: t, catalog: c, now: now, timelines: newTimelineCache()}
 }
 
 // costRow is one row of cost.sql.

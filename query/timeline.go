@@ -64,20 +64,32 @@ func (c *Coster) timeline(ctx context.Context, r timelineRequest) (catalog.Locat
 	if err != nil {
 		return loc, nil, err
 	}
-	a := scopeArgs{scope: r.scope, location: r.locationID, direction: r.direction, w0: r.start.Unix(), w1: r.end.Unix(), zone: loc.Timezone}
-	if a.plan, err = c.tariffs.PlanPrices(ctx, r.scope, r.locationID, a.w0, a.w1); err != nil {
+	sp, err := c.spanSegments(ctx, r, loc.Timezone)
+	if err != nil {
 		return loc, nil, err
+	}
+	return loc, sweep(sp.segs, sp.comps, r.start.Unix(), r.end.Unix()), nil
+}
+
+// loadSpan reads the segments of [s0, s1) from ClickHouse. Sources and periods are cut at
+// points fixed by the contracts, so a window's timeline is the same cut from any span
+// that holds it.
+func (c *Coster) loadSpan(ctx context.Context, r timelineRequest, zone string, s0, s1 int64) (priceSpan, error) {
+	a := scopeArgs{scope: r.scope, location: r.locationID, direction: r.direction, w0: s0, w1: s1, zone: zone}
+	var err error
+	if a.plan, err = c.tariffs.PlanPrices(ctx, r.scope, r.locationID, s0, s1); err != nil {
+		return priceSpan{}, err
 	}
 	comps := componentsOf(r.direction, a.plan)
 	if len(comps) == 0 {
-		return loc, nil, &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
+		return priceSpan{}, &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
 			Message: fmt.Sprintf("location %s has no %s tariff", r.locationID, r.direction)}
 	}
 	segs, err := c.segments(ctx, a, comps)
 	if err != nil {
-		return loc, nil, err
+		return priceSpan{}, err
 	}
-	return loc, sweep(segs, comps, a.w0, a.w1), nil
+	return priceSpan{comps: comps, segs: segs}, nil
 }
 
 // componentsOf lists the direction's components that have tariffs.

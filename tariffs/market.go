@@ -109,7 +109,9 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 			return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
 		}
 	}
-	if err := b.Send(); err != nil {
+	err = b.Send()
+	s.endEpoch(ctx, scope) // also after a failure: a block answered with an error may still have landed
+	if err != nil {
 		return PricesResult{}, chstore.Classify(fmt.Errorf("put prices of %s: %w", id, err))
 	}
 	return PricesResult{Object: "market_prices", MarketID: id, PricesAccepted: len(prices)}, nil

@@ -255,7 +255,9 @@ func (s *Service) save(ctx context.Context, scope kwhouse.Scope, t *Tariff, even
 	if doc, err = encodeDoc(doc, t); err != nil {
 		return err
 	}
-	return catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: doc, EventType: event, EventData: t})
+	err = catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: doc, EventType: event, EventData: t})
+	s.endEpoch(ctx, scope) // also after a failure: a write answered 503 may still have landed
+	return err
 }
 
 // Get returns a tariff element.
@@ -348,7 +350,9 @@ func (s *Service) Delete(ctx context.Context, scope kwhouse.Scope, id string) er
 		return err
 	}
 	d.Deleted = true
-	return catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: d, EventType: "tariff.delete", EventData: t})
+	err = catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: d, EventType: "tariff.delete", EventData: t})
+	s.endEpoch(ctx, scope)
+	return err
 }
 
 // OnLocationDelete deletes a location's tariffs with it.
@@ -365,6 +369,9 @@ func (s *Service) OnLocationDelete(ctx context.Context, scope kwhouse.Scope, loc
 		}
 		d.Deleted = true
 		out = append(out, catalog.Change{Doc: d, EventType: "tariff.delete", EventData: t})
+	}
+	if len(out) > 0 {
+		s.endEpoch(ctx, scope) // before the commit; the deleted location's timeline is 404 after it
 	}
 	return out, nil
 }
