@@ -44,9 +44,19 @@ func TestRatesFollowEveryPriceWrite(t *testing.T) {
 	if got := rateAt(sameDay); !near(got, -0.05) {
 		t.Errorf("after a price re-sent: %v, want -0.05", got)
 	}
+	e.reads(map[string]any{"start_time": "2024-01-10T12:00:00Z", "end_time": "2024-01-10T12:30:00Z", "value": 1, "units": "KWH"})
+	costOf := func() float64 {
+		return e.cost(e.loc, "", "2024-01-10T00:00:00Z", "2024-01-11T00:00:00Z").Tariff.Value
+	}
+	if got := costOf(); !near(got, -0.05) {
+		t.Errorf("cost before a non-commodity tariff: %v, want 1 kWh × -0.05", got)
+	}
 	nc := e.tariff(map[string]any{"type": "NON_COMMODITY", "schedule": flat(map[string]any{"fixed": 0.02})})
 	if got := rateAt(slot); !near(got, -0.03) {
 		t.Errorf("after a non-commodity tariff: %v, want -0.05 + 0.02 = -0.03", got)
+	}
+	if got := costOf(); !near(got, -0.03) {
+		t.Errorf("cost after a non-commodity tariff: %v, want 1 kWh × (-0.05 + 0.02)", got)
 	}
 	if r := e.do("DELETE", "/tariffs/elements/"+nc, nil); r.Status != 202 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)

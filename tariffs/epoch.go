@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/kwhouse/kwhouse"
 )
 
@@ -34,4 +36,32 @@ func (s *Service) endEpoch(ctx context.Context, scope kwhouse.Scope) {
 
 func epochKey(scope kwhouse.Scope) string {
 	return fmt.Sprintf("pricing-epoch:%s:%t", scope.AccountID, scope.LiveMode)
+}
+
+// tariffListCacheSize bounds the location tariff lists kept in memory.
+const tariffListCacheSize = 16384
+
+func newTariffLists() *lru.Cache[string, []Tariff] {
+	c, err := lru.New[string, []Tariff](tariffListCacheSize)
+	if err != nil {
+		panic(err) // only for a size ≤ 0
+	}
+	return c
+}
+
+// readTariffs returns a location's tariffs for pricing reads, from memory while the
+// scope's pricing epoch is unchanged. Writes (overlap checks, cascades) use ofLocation.
+func (s *Service) readTariffs(ctx context.Context, scope kwhouse.Scope, locationID string) ([]Tariff, error) {
+	epoch := s.PricingEpoch(ctx, scope)
+	key := fmt.Sprintf("%s|%s|%t|%s", epoch, scope.AccountID, scope.LiveMode, locationID)
+	if epoch != "" {
+		if ts, ok := s.lists.Get(key); ok {
+			return ts, nil
+		}
+	}
+	ts, err := s.ofLocation(ctx, scope, locationID)
+	if err == nil && epoch != "" {
+		s.lists.Add(key, ts)
+	}
+	return ts, err
 }

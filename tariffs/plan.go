@@ -43,7 +43,7 @@ func (s *Service) PlanPrices(ctx context.Context, scope kwhouse.Scope, locationI
 }
 
 func (s *Service) plan(ctx context.Context, scope kwhouse.Scope, locationID string, w0, w1, end int64, counters bool) (Plan, error) {
-	ts, err := s.ofLocation(ctx, scope, locationID)
+	ts, err := s.readTariffs(ctx, scope, locationID)
 	if err != nil {
 		return Plan{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -86,11 +87,12 @@ type Service struct {
 	db      *chstore.DB
 	now     func() time.Time
 	years   *expandedYears
+	lists   *lru.Cache[string, []Tariff] // location tariff lists by pricing epoch (readTariffs)
 }
 
 // NewService returns a Service; it registers itself as the catalog's tariff view.
 func NewService(db *chstore.DB, docs *docstore.Store, cat *catalog.Catalog, now func() time.Time) *Service {
-	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears()}
+	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears(), lists: newTariffLists()}
 	cat.SetTariffView(s)
 	return s
 }
@@ -378,7 +380,7 @@ func (s *Service) OnLocationDelete(ctx context.Context, scope kwhouse.Scope, loc
 
 // LocationTariffs implements catalog.TariffView: the element ids and slot states.
 func (s *Service) LocationTariffs(ctx context.Context, scope kwhouse.Scope, locationID string) (catalog.LocationTariffs, error) {
-	ts, err := s.ofLocation(ctx, scope, locationID)
+	ts, err := s.readTariffs(ctx, scope, locationID)
 	if err != nil {
 		return catalog.LocationTariffs{}, err
 	}

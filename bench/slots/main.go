@@ -108,6 +108,26 @@ func run(nloc, nreq, clients, seconds int) error {
 		warm = append(warm, d)
 	}
 	report("24 h HIGH r=0.25, 1 client, one location, moving window:", warm)
+	// Every other location's first request, 8 clients at a time.
+	t0, next := time.Now(), atomic.Int64{}
+	next.Store(int64(min(nreq, len(locs))))
+	var firstWG sync.WaitGroup
+	var firstFailed atomic.Int64
+	for c := 0; c < clients; c++ {
+		firstWG.Add(1)
+		go func() {
+			defer firstWG.Done()
+			for i := next.Add(1) - 1; i < int64(len(locs)); i = next.Add(1) - 1 {
+				if _, err := ask(locs[i], int(i%48)); err != nil {
+					firstFailed.Add(1)
+				}
+			}
+		}()
+	}
+	firstWG.Wait()
+	first := len(locs) - min(nreq, len(locs))
+	fmt.Printf("%d clients, first request of %d locations: %.0f requests/s (%d failed)\n", clients, first,
+		float64(first)/time.Since(t0).Seconds(), firstFailed.Load())
 	var done, failed atomic.Int64
 	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
 	var wg sync.WaitGroup
