@@ -13,6 +13,7 @@ if [ -f "$dir/libchdb.so" ]; then
   exit 0
 fi
 command -v npm >/dev/null || { log "npm is needed to fetch chDB (apt-get install -y npm)"; exit 1; }
+mkdir -p "$root/.cache"
 tmp=$(mktemp -d "$root/.cache/chdb-fetch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 log "fetching @chdb/lib-linux-x64-gnu@$version from the npm registry (about 180 MB, once)"
