@@ -171,7 +171,6 @@ func (s *Service) lastRegister(ctx context.Context, scope kwhouse.Scope, key Rec
 	var t time.Time
 	var wh float64
 	db := s.writer.db
-	// FINAL with filters on sorting-key columns only: every version of a row shares them.
 	err := db.QueryRow(ctx, lastRegisterStmt,
 		scope.AccountID, liveByte(scope), key.LocationID, key.DeviceID, DirectionName(key.Direction),
 		DirectionName(key.TariffRate), regs[0].time).Scan(&t, &wh)
@@ -229,6 +228,7 @@ func (s *Service) checkKeyOwner(ctx context.Context, scope kwhouse.Scope, key Re
 	return nil
 }
 
+// FINAL with filters on sorting-key columns only: every version of a row shares them.
 var lastRegisterStmt = chstore.Register("ingest.last_register", `SELECT time, value_wh FROM meter_registers FINAL
 		WHERE account_id = ? AND live_mode = ? AND location_id = ? AND device_id = ? AND direction = ?
 		  AND tariff_rate = ? AND time <= toDateTime(?, 'UTC') ORDER BY time DESC LIMIT 1`)

@@ -161,7 +161,6 @@ func checkPrices(prices []MarketPrice) error {
 func (s *Service) hasPriceAt(ctx context.Context, scope kwhouse.Scope, market string, t int64) (bool, error) {
 	var n uint64
 	at := time.Unix(t, 0).UTC()
-	// FINAL filtered on key columns only; end_time (not in the key) is tested outside it.
 	err := s.db.QueryRow(ctx, countPricesStmt,
 		scope.AccountID, liveByte(scope), market, at, at.Add(-31*24*time.Hour), at).Scan(&n)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -173,5 +172,6 @@ func (s *Service) hasPriceAt(ctx context.Context, scope kwhouse.Scope, market st
 var insertPricesStmt = chstore.Register("tariffs.insert_prices", `INSERT INTO market_prices (account_id, live_mode, market_id,
 		start_time, end_time, price, confidence, version) VALUES`)
 
+// FINAL filtered on key columns only; end_time (not in the key) is tested outside it.
 var countPricesStmt = chstore.Register("tariffs.count_prices", `SELECT count() FROM (SELECT end_time FROM market_prices FINAL
 		WHERE account_id = ? AND live_mode = ? AND market_id = ? AND start_time <= ? AND start_time > ?) WHERE end_time > ?`)
