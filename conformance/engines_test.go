@@ -38,7 +38,20 @@ func (shared) Close() error { return nil }
 var chdbEngine struct {
 	once sync.Once
 	e    *chdb.Engine
+	dir  string // a temporary folder to remove at the end, or ""
 	err  error
+}
+
+// TestMain closes the chDB session and removes its temporary data after the run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if chdbEngine.e != nil {
+		_ = chdbEngine.e.Close()
+	}
+	if chdbEngine.dir != "" {
+		_ = os.RemoveAll(chdbEngine.dir)
+	}
+	os.Exit(code)
 }
 
 // chdbDB returns a DB on chDB with a fresh database (data under KWHOUSE_CHDB_DATA or a
@@ -52,6 +65,7 @@ func chdbDB(t *testing.T, database string) *chstore.DB {
 			if chdbEngine.err != nil {
 				return
 			}
+			chdbEngine.dir = dir
 		}
 		chdbEngine.e, chdbEngine.err = chdb.Open(dir, "default")
 	})
