@@ -50,12 +50,12 @@ type Coster struct {
 	tariffs   *tariffs.Service
 	catalog   *catalog.Catalog
 	now       func() time.Time
-	timelines timelineCache
+	timelines *tariffs.EpochMemo[priceSpan]
 }
 
 // NewCoster returns a Coster.
 func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, now func() time.Time) *Coster {
-	return &Coster{db: db, tariffs: t, catalog: c, now: now, timelines: newTimelineCache()}
+	return &Coster{db: db, tariffs: t, catalog: c, now: now, timelines: newTimelineCache(t)}
 }
 
 // costRow is one row of cost.sql.

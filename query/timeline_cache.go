@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	lru "github.com/hashicorp/golang-lru/v2"
-
-	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/tariffs"
 )
 
 // timelineCacheSize bounds the reusable spans kept in memory (a 3-day span of a
@@ -24,16 +22,8 @@ type priceSpan struct {
 	segs  []segment
 }
 
-// timelineCache keeps recent spans; an entry is found only under the epoch it was
-// computed in, so a price write makes every older entry unreachable.
-type timelineCache struct{ spans *lru.Cache[string, priceSpan] }
-
-func newTimelineCache() timelineCache {
-	c, err := lru.New[string, priceSpan](timelineCacheSize)
-	if err != nil {
-		panic(err) // only for a size ≤ 0
-	}
-	return timelineCache{spans: c}
+func newTimelineCache(t *tariffs.Service) *tariffs.EpochMemo[priceSpan] {
+	return tariffs.NewEpochMemo[priceSpan](t, timelineCacheSize)
 }
 
 // spanOf returns the span that holds [w0, w1): spanDays UTC days from w0's day, or the
@@ -47,24 +37,10 @@ func spanOf(w0, w1 int64) (int64, int64) {
 	return s0, s1
 }
 
-func spanKey(epoch string, scope kwhouse.Scope, location, direction string, s0, s1 int64) string {
-	return fmt.Sprintf("%s|%s|%t|%s|%s|%d|%d", epoch, scope.AccountID, scope.LiveMode, location, direction, s0, s1)
-}
-
 // spanSegments returns the segments of r's location and direction over the span holding
 // the window, from memory when the scope's pricing epoch has not moved.
 func (c *Coster) spanSegments(ctx context.Context, r timelineRequest, zone string) (priceSpan, error) {
 	s0, s1 := spanOf(r.start.Unix(), r.end.Unix())
-	epoch := c.tariffs.PricingEpoch(ctx, r.scope)
-	key := spanKey(epoch, r.scope, r.locationID, r.direction, s0, s1)
-	if epoch != "" {
-		if sp, ok := c.timelines.spans.Get(key); ok {
-			return sp, nil
-		}
-	}
-	sp, err := c.loadSpan(ctx, r, zone, s0, s1)
-	if err == nil && epoch != "" {
-		c.timelines.spans.Add(key, sp)
-	}
-	return sp, err
+	key := fmt.Sprintf("%s|%s|%d|%d", r.locationID, r.direction, s0, s1)
+	return c.timelines.Get(ctx, r.scope, key, func() (priceSpan, error) { return c.loadSpan(ctx, r, zone, s0, s1) })
 }

@@ -38,30 +38,44 @@ func epochKey(scope kwhouse.Scope) string {
 	return fmt.Sprintf("pricing-epoch:%s:%t", scope.AccountID, scope.LiveMode)
 }
 
-// tariffListCacheSize bounds the location tariff lists kept in memory.
-const tariffListCacheSize = 16384
+// EpochMemo keeps values computed from a scope's prices, each found only under the
+// pricing epoch it was computed in: a price write makes every older value unreachable.
+type EpochMemo[T any] struct {
+	prices *Service
+	values *lru.Cache[string, T]
+}
 
-func newTariffLists() *lru.Cache[string, []Tariff] {
-	c, err := lru.New[string, []Tariff](tariffListCacheSize)
+// NewEpochMemo returns a memo of at most size values, keyed by the epochs of prices.
+func NewEpochMemo[T any](prices *Service, size int) *EpochMemo[T] {
+	c, err := lru.New[string, T](size)
 	if err != nil {
 		panic(err) // only for a size ≤ 0
 	}
-	return c
+	return &EpochMemo[T]{prices: prices, values: c}
 }
+
+// Get returns the value of key in scope: from memory when computed under the current
+// epoch, else from load (remembered only when the epoch is known and load succeeds).
+func (m *EpochMemo[T]) Get(ctx context.Context, scope kwhouse.Scope, key string, load func() (T, error)) (T, error) {
+	epoch := m.prices.PricingEpoch(ctx, scope)
+	full := fmt.Sprintf("%s|%s|%t|%s", epoch, scope.AccountID, scope.LiveMode, key)
+	if epoch != "" {
+		if v, ok := m.values.Get(full); ok {
+			return v, nil
+		}
+	}
+	v, err := load()
+	if err == nil && epoch != "" {
+		m.values.Add(full, v)
+	}
+	return v, err
+}
+
+// tariffListCacheSize bounds the location tariff lists kept in memory.
+const tariffListCacheSize = 16384
 
 // readTariffs returns a location's tariffs for pricing reads, from memory while the
 // scope's pricing epoch is unchanged. Writes (overlap checks, cascades) use ofLocation.
 func (s *Service) readTariffs(ctx context.Context, scope kwhouse.Scope, locationID string) ([]Tariff, error) {
-	epoch := s.PricingEpoch(ctx, scope)
-	key := fmt.Sprintf("%s|%s|%t|%s", epoch, scope.AccountID, scope.LiveMode, locationID)
-	if epoch != "" {
-		if ts, ok := s.lists.Get(key); ok {
-			return ts, nil
-		}
-	}
-	ts, err := s.ofLocation(ctx, scope, locationID)
-	if err == nil && epoch != "" {
-		s.lists.Add(key, ts)
-	}
-	return ts, err
+	return s.lists.Get(ctx, scope, locationID, func() ([]Tariff, error) { return s.ofLocation(ctx, scope, locationID) })
 }

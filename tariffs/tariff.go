@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -87,12 +86,13 @@ type Service struct {
 	db      *chstore.DB
 	now     func() time.Time
 	years   *expandedYears
-	lists   *lru.Cache[string, []Tariff] // location tariff lists by pricing epoch (readTariffs)
+	lists   *EpochMemo[[]Tariff] // location tariff lists by pricing epoch (readTariffs)
 }
 
 // NewService returns a Service; it registers itself as the catalog's tariff view.
 func NewService(db *chstore.DB, docs *docstore.Store, cat *catalog.Catalog, now func() time.Time) *Service {
-	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears(), lists: newTariffLists()}
+	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears()}
+	s.lists = NewEpochMemo[[]Tariff](s, tariffListCacheSize)
 	cat.SetTariffView(s)
 	return s
 }
