@@ -156,6 +156,8 @@ func writeLiteral(b *strings.Builder, v any) error {
 		b.WriteString("toDateTime(")
 		b.WriteString(strconv.FormatInt(v.Unix(), 10))
 		b.WriteString(", 'UTC')")
+	case []float64:
+		writeFloats(b, v)
 	case Tuple:
 		b.WriteByte('(')
 		if err := writeList(b, reflect.ValueOf([]any(v))); err != nil {
@@ -179,6 +181,28 @@ func writeFloat(b *strings.Builder, f float64) {
 		b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
 		b.WriteString(", 'Float64')")
 	}
+}
+
+// writeFloats renders a Float64 array as plain numbers, each with a '.' or an exponent
+// so that ClickHouse reads the array as Array(Float64); a long array of casts would
+// cost the parser far more. Non-finite values fall back to casts.
+func writeFloats(b *strings.Builder, fs []float64) {
+	b.WriteByte('[')
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			writeFloat(b, f)
+			continue
+		}
+		s := strconv.FormatFloat(f, 'g', -1, 64)
+		b.WriteString(s)
+		if !strings.ContainsAny(s, ".e") {
+			b.WriteString(".0")
+		}
+	}
+	b.WriteByte(']')
 }
 
 func writeReflected(b *strings.Builder, v reflect.Value) error {

@@ -18,6 +18,8 @@ func TestBindRendersLiterals(t *testing.T) {
 		{"id IN ?", []any{Set([]string{"a", "b"})}, "id IN ('a', 'b')"},
 		{"has(?, 3)", []any{[]int32{1, 3}}, "has([1, 3], 3)"},
 		{"has(?, 3)", []any{[]int32{}}, "has([], 3)"},
+		// Float arrays are plain numbers that ClickHouse still reads as Float64.
+		{"p = ?", []any{[]float64{1, -0.25, 1e21, math.NaN()}}, "p = [1.0, -0.25, 1e+21, cast('nan', 'Float64')]"},
 		{"t = ?", []any{time.Unix(1700000000, 0)}, "t = toDateTime(1700000000, 'UTC')"},
 		{"f = ?", []any{math.Inf(-1)}, "f = cast('-inf', 'Float64')"},
 		{"a = @a AND b = @b_2 AND a2 = @a", []any{Named("a", "x"), Named("b_2", uint64(9))}, "a = 'x' AND b = 9 AND a2 = 'x'"},

@@ -139,13 +139,30 @@ func (a scopeArgs) named() []any {
 	}
 }
 
+// costShape picks the parts of cost.sql a query needs.
+type costShape struct {
+	Daily, Instant, Markets, Tiered, Arrays bool
+	Comps                                   []componentArrays
+}
+
 func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
+	shape := costShape{Daily: a.daily, Instant: a.instant != nil, Markets: len(a.plan.Markets) > 0, Tiered: a.plan.Tiered}
+	args := a.named()
+	if !a.plan.Tiered {
+		arrays, ok, err := c.arraySegments(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			shape.Arrays, shape.Comps = true, arrays.comps
+			args = append(args, arrays.named()...)
+		}
+	}
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "cost", struct{ Daily, Instant, Markets, Tiered bool }{
-		a.daily, a.instant != nil, len(a.plan.Markets) > 0, a.plan.Tiered}); err != nil {
+	if err := templates.ExecuteTemplate(&buf, "cost", shape); err != nil {
 		return nil, fmt.Errorf("render cost query: %w", err)
 	}
-	rows, err := c.db.Query(ctx, costStmt.With(buf.String()), a.named()...)
+	rows, err := c.db.Query(ctx, costStmt.With(buf.String()), args...)
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("cost query: %w", err))
 	}

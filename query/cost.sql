@@ -34,6 +34,8 @@ FROM
             FROM ({{template "pieces" .}})
             GROUP BY rid
         ) AS money USING rid
+{{- else if .Arrays}}
+        {{template "arrays" .}}
 {{- else}}
         {{template "single" .}}
 {{- end}}

@@ -1,0 +1,125 @@
+package query
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+// maxArraySegments bounds the price segments sent inside one cost query (about 45 bytes
+// each, against ClickHouse's 256 KiB max_query_size); longer timelines, such as a year
+// of half-hourly market prices, are priced by the JOIN of cost_pieces.sql instead.
+const maxArraySegments = 4000
+
+// maxBuckets bounds the bucket index of one component.
+const maxBuckets = 2048
+
+// allComponents are the components a record can be priced by, in their SQL numbering.
+var allComponents = []int{tariffs.CompImportCommodity, tariffs.CompImportNonCommodity, tariffs.CompExportCommodity}
+
+// componentArrays is one component's segments as the arrays of cost_arrays.sql.
+type componentArrays struct {
+	N       int
+	Present bool
+	start   []uint32
+	end     []uint32
+	price   []float64
+	conf    []float64
+	first   []uint32 // per bucket: 1-based number of the first segment ending after its start
+	last    []uint32 // per bucket: number of the last segment starting before its end
+}
+
+// costArrays are the constant arrays of an untiered cost query over [t0, t1).
+type costArrays struct {
+	t0, bucket int64
+	comps      []componentArrays
+}
+
+// arraySegments returns the segments pricing a's records, from memory when the scope's
+// pricing epoch has not moved; ok is false when there are too many to send as arrays.
+func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, bool, error) {
+	t0, t1 := a.plan.RangeStart, a.plan.RangeEnd
+	var comps []int
+	for _, comp := range allComponents {
+		if len(a.plan.Sources[comp]) > 0 {
+			comps = append(comps, comp)
+		}
+	}
+	var segs []segment
+	if len(comps) > 0 {
+		key := fmt.Sprintf("cost|%s|%d|%d", a.location, t0, t1)
+		span, err := c.timelines.Get(ctx, a.scope, key, func() (priceSpan, error) {
+			b := a
+			b.w0, b.w1 = t0, t1
+			segs, err := c.segments(ctx, b, comps)
+			return priceSpan{comps: comps, segs: segs}, err
+		})
+		if err != nil {
+			return costArrays{}, false, err
+		}
+		segs = span.segs
+	}
+	if len(segs) > maxArraySegments {
+		return costArrays{}, false, nil
+	}
+	return buildArrays(segs, t0, t1), true, nil
+}
+
+// buildArrays indexes segments (sorted by start, disjoint within a component) by buckets
+// of whole hours from t0, at most maxBuckets of them.
+func buildArrays(segs []segment, t0, t1 int64) costArrays {
+	hours := (t1 - t0 + 3599) / 3600
+	bucket := 3600 * max(1, (hours+maxBuckets-1)/maxBuckets)
+	n := max(1, (t1-t0+bucket-1)/bucket)
+	out := costArrays{t0: t0, bucket: bucket}
+	for _, comp := range allComponents {
+		ca := componentArrays{N: comp}
+		for _, s := range segs {
+			if s.comp == comp {
+				ca.start, ca.end = append(ca.start, uint32(s.s)), append(ca.end, uint32(s.e))
+				ca.price, ca.conf = append(ca.price, s.rate), append(ca.conf, s.conf)
+			}
+		}
+		ca.Present = len(ca.start) > 0
+		if ca.Present {
+			ca.first, ca.last = bucketIndex(ca.start, ca.end, t0, bucket, n)
+		}
+		out.comps = append(out.comps, ca)
+	}
+	return out
+}
+
+// bucketIndex returns, for each of n buckets from t0, the 1-based numbers of the first
+// segment ending after the bucket's start and of the last segment starting before its end.
+func bucketIndex(start, end []uint32, t0, bucket, n int64) (first, last []uint32) {
+	first, last = make([]uint32, n), make([]uint32, n)
+	f, l := 0, 0
+	for j := int64(0); j < n; j++ {
+		from, to := t0+j*bucket, t0+(j+1)*bucket
+		for f < len(end) && int64(end[f]) <= from {
+			f++
+		}
+		for l < len(start) && int64(start[l]) < to {
+			l++
+		}
+		first[j], last[j] = uint32(f+1), uint32(l)
+	}
+	return first, last
+}
+
+// named binds the arrays.
+func (ca costArrays) named() []any {
+	out := []any{chstore.Named("t0", uint32(ca.t0)), chstore.Named("bucket", uint32(ca.bucket))}
+	for _, comp := range ca.comps {
+		if !comp.Present {
+			continue
+		}
+		p := fmt.Sprintf("s%d_", comp.N)
+		out = append(out, chstore.Named(p+"start", comp.start), chstore.Named(p+"end", comp.end),
+			chstore.Named(p+"price", comp.price), chstore.Named(p+"conf", comp.conf),
+			chstore.Named(p+"first", comp.first), chstore.Named(p+"last", comp.last))
+	}
+	return out
+}
