@@ -142,11 +142,13 @@ func (a scopeArgs) named() []any {
 // costShape picks the parts of cost.sql a query needs.
 type costShape struct {
 	Daily, Instant, Markets, Tiered, Arrays bool
+	Refs                                    bool // records' session and record references are needed
 	Comps                                   []componentArrays
 }
 
 func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
-	shape := costShape{Daily: a.daily, Instant: a.instant != nil, Markets: len(a.plan.Markets) > 0, Tiered: a.plan.Tiered}
+	shape := costShape{Daily: a.daily, Instant: a.instant != nil, Markets: len(a.plan.Markets) > 0, Tiered: a.plan.Tiered,
+		Refs: !a.daily || a.session != ""}
 	args := a.named()
 	if !a.plan.Tiered {
 		arrays, ok, err := c.arraySegments(ctx, a)
@@ -159,7 +161,11 @@ func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "cost", shape); err != nil {
+	name := "cost"
+	if shape.Arrays {
+		name = "cost_arrays"
+	}
+	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {
 		return nil, fmt.Errorf("render cost query: %w", err)
 	}
 	rows, err := c.db.Query(ctx, costStmt.With(buf.String()), args...)

@@ -34,8 +34,6 @@ FROM
             FROM ({{template "pieces" .}})
             GROUP BY rid
         ) AS money USING rid
-{{- else if .Arrays}}
-        {{template "arrays" .}}
 {{- else}}
         {{template "single" .}}
 {{- end}}

@@ -1,43 +1,84 @@
-{{define "arrays"}}
--- Untiered costs in one read of the records and no JOIN (each JOIN stage costs 10–20 ms
--- on 18.16): every component's price segments arrive as constant arrays, sorted and
--- disjoint, with a bucket index (@b_first, @b_last: 1-based segment numbers per @bucket
--- seconds from @t0) naming the few segments a record can touch.
-SELECT rs, re, e, rc, tr, sess, ref,
+{{define "cost_arrays"}}
+-- Untiered costs in one read of the records, no JOIN and two SELECT levels: 18.16
+-- re-analyses nested subqueries at every level above them, so each level and each JOIN
+-- stage cost 10–20 ms there. Every component's price segments arrive as constant
+-- arrays, sorted and disjoint, with a bucket index (first, last: 1-based segment numbers
+-- per bucket of @bucket seconds from @t0) naming the few segments a record can touch.
+-- The per-record money is a WITH list, so the daily sums need no third level.
+WITH
+    toUInt32(intDiv(rs - @t0, @bucket) + 1) AS b0, toUInt32(intDiv(re - 1 - @t0, @bucket) + 1) AS b1
+{{- range .Comps}}
+    {{- template "arrays_component" .}}
+{{- end}},
     multiIf(tr = 1, m1 + m2, tr = 2, m3, 0.) AS m, multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com,
     if(tr = 1, m2, 0.) AS m_non,
-    multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.) AS c, toUInt64(1) AS n, cov1, cov2, cov3
+    -- A record not fully covered by a component that has tariffs (a market price is
+    -- missing) is priced 0 there with confidence 0.
+    least(least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)),
+        if((tr = 1 AND (cov1 < re - rs OR cov2 < re - rs)) OR (tr = 2 AND cov3 < re - rs), 0., 1.)) AS conf
+SELECT
+{{- if .Daily}}
+    toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, '' AS ksess, '' AS kref,
+    sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non, min(conf) AS confidence,
+    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export
+{{- else}}
+    rs AS k, re AS kend, sess AS ksess, ref AS kref,
+    e AS energy, m AS money, m_com AS money_com, m_non AS money_non, conf AS confidence,
+    toUInt64(tr = 1) AS n_import, toUInt64(tr = 2) AS n_export
+{{- end}}
 FROM
 (
-    SELECT rs, re, e, rc, tr, sess, ref
-{{- range $comp := .Comps}}
-        {{template "arrays_component" $comp}}
+{{- if .Instant}}
+        -- The instant record, priced as if stored (without tiers, stored readings do not matter).
+        SELECT toUInt32(@i_rs) AS rs, toUInt32(@i_re) AS re, toFloat64(@i_e) AS e, toFloat64(@i_rc) AS rc,
+            toUInt8(@i_tr) AS tr, @i_sess AS sess, @i_ref AS ref
+{{- else}}
+        -- The latest version of each reading of the window (argMax, not FINAL: see cost_records.sql).
+        SELECT toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
+            toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
+            argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc,
+{{- if .Refs}}
+            argMax(session_reference_id, version) AS sess, argMax(record_reference_id, version) AS ref
+{{- else}}
+            -- Daily sums show no references: two fewer columns to read in every day's part.
+            '' AS sess, '' AS ref
 {{- end}}
-    FROM
-    (
-        SELECT rs, re, e, rc, tr, sess, ref,
-            toUInt32(intDiv(rs - @t0, @bucket) + 1) AS b0, toUInt32(intDiv(re - 1 - @t0, @bucket) + 1) AS b1
-        FROM ({{template "records" .}})
-        WHERE is_out = 1
-    )
+{{- end}}
+{{- range .Comps}}{{if .Present}}{{with .N}},
+            -- The arrays enter as columns: 18.16 spells a literal out in the name of every
+            -- expression built on it, and those names made analysis slow.
+            @s{{.}}_start AS s{{.}}_start, @s{{.}}_end AS s{{.}}_end, @s{{.}}_price AS s{{.}}_price,
+            @s{{.}}_conf AS s{{.}}_conf, @s{{.}}_first AS s{{.}}_first, @s{{.}}_last AS s{{.}}_last
+{{- end}}{{end}}{{end}}
+{{- if not .Instant}}
+        FROM meter_records
+        WHERE account_id = @account AND live_mode = @live AND location_id = @location AND device_id = @device
+            AND direction = @dir AND start_time >= toDateTime(@w0) AND start_time < toDateTime(@w1)
+        GROUP BY direction, tariff_rate, start_time, end_time
+        HAVING @session = '' OR sess = @session
+{{- end}}
 )
+{{- if .Daily}}
+GROUP BY k
+{{- end}}
+ORDER BY k, kend
 {{end}}
 
 {{define "arrays_component"}}
 {{- /* Money, covered seconds and confidence of one component for each record. */ -}}
-{{- if not .Present}}
-        , 0. AS m{{.N}}, toInt64(0) AS cov{{.N}}, 1. AS c{{.N}}
+{{- if not .Present}},
+        -- No tariff of component {{.N}}: nothing to pay and nothing missing.
+        0. AS m{{.N}}, toInt64(re - rs) AS cov{{.N}}, 1. AS c{{.N}}
 {{- else}}
-{{- with .N}}
-        , arrayElement(@s{{.}}_first, b0) AS i{{.}},
-        -- Candidates are segments first[b0] … last[b1]; none when that range is empty.
-        greatest(toInt64(arrayElement(@s{{.}}_last, b1)) - i{{.}} + 1, 0) AS k{{.}},
-        -- Seconds of the record inside each candidate segment (≤ 0: none).
+{{- with .N}},
+        -- Component {{.}}: candidates are segments first[b0] … last[b1] (none when empty);
+        -- o{{.}} holds the record's seconds inside each (≤ 0: none).
+        arrayElement(s{{.}}_first, b0) AS i{{.}}, greatest(toInt64(arrayElement(s{{.}}_last, b1)) - i{{.}} + 1, 0) AS k{{.}},
         arrayMap((a, b) -> toInt64(least(re, b)) - toInt64(greatest(rs, a)),
-            arraySlice(@s{{.}}_start, i{{.}}, k{{.}}), arraySlice(@s{{.}}_end, i{{.}}, k{{.}})) AS o{{.}},
+            arraySlice(s{{.}}_start, i{{.}}, k{{.}}), arraySlice(s{{.}}_end, i{{.}}, k{{.}})) AS o{{.}},
         arraySum(arrayMap(o -> greatest(o, 0), o{{.}})) AS cov{{.}},
-        arraySum(arrayMap((o, p) -> e * greatest(o, 0) / (re - rs) * p / 1000, o{{.}}, arraySlice(@s{{.}}_price, i{{.}}, k{{.}}))) AS m{{.}},
-        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o{{.}}, arraySlice(@s{{.}}_conf, i{{.}}, k{{.}})), 1.)) AS c{{.}}
+        arraySum(arrayMap((o, p) -> e * greatest(o, 0) / (re - rs) * p / 1000, o{{.}}, arraySlice(s{{.}}_price, i{{.}}, k{{.}}))) AS m{{.}},
+        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o{{.}}, arraySlice(s{{.}}_conf, i{{.}}, k{{.}})), 1.)) AS c{{.}}
 {{- end}}
 {{- end}}
 {{end}}
