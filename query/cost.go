@@ -51,11 +51,14 @@ type Coster struct {
 	catalog   *catalog.Catalog
 	now       func() time.Time
 	timelines *tariffs.EpochMemo[priceSpan]
+	// costSegments holds the segments of recent cost windows (cost_arrays.go).
+	costSegments *tariffs.EpochMemo[priceSpan]
 }
 
 // NewCoster returns a Coster.
 func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, now func() time.Time) *Coster {
-	return &Coster{db: db, tariffs: t, catalog: c, now: now, timelines: newTimelineCache(t)}
+	return &Coster{db: db, tariffs: t, catalog: c, now: now, timelines: newTimelineCache(t),
+		costSegments: tariffs.NewEpochMemo[priceSpan](t, costSegmentsCacheSize)}
 }
 
 // costRow is one row of cost.sql.

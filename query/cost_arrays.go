@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/tariffs"
@@ -12,6 +13,11 @@ import (
 // each, against ClickHouse's 256 KiB max_query_size); longer timelines, such as a year
 // of half-hourly market prices, are priced by the JOIN of cost_pieces.sql instead.
 const maxArraySegments = 4000
+
+// costSegmentsCacheSize bounds the cost windows whose segments stay in memory: at most
+// maxArraySegments of 40 bytes each, so 1024 windows hold 160 MB at worst and about
+// 8 MB for a month of a time-of-use tariff.
+const costSegmentsCacheSize = 1024
 
 // maxBuckets bounds the bucket index of one component.
 const maxBuckets = 2048
@@ -50,7 +56,11 @@ func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, bo
 	var segs []segment
 	if len(comps) > 0 {
 		key := fmt.Sprintf("cost|%s|%d|%d", a.location, t0, t1)
-		span, err := c.timelines.Get(ctx, a.scope, key, func() (priceSpan, error) {
+		span, err := c.costSegments.Get(ctx, a.scope, key, func() (priceSpan, error) {
+			if len(a.plan.Markets) == 0 {
+				segs, err := scheduleSegments(a.plan, comps, t0, t1)
+				return priceSpan{comps: comps, segs: segs}, err
+			}
 			b := a
 			b.w0, b.w1 = t0, t1
 			segs, err := c.segments(ctx, b, comps)
@@ -65,6 +75,34 @@ func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, bo
 		return costArrays{}, false, nil
 	}
 	return buildArrays(segs, t0, t1), true, nil
+}
+
+// scheduleSegments computes the segments of tariffs without market rates from their
+// schedules, as the stored rate periods were (tariffs.Tariff.Periods) and clipped to the
+// plan's sources as the "periods" query clips them: the same prices, without a
+// ClickHouse round trip. Market prices live only in ClickHouse (see segments).
+func scheduleSegments(plan tariffs.Plan, comps []int, t0, t1 int64) ([]segment, error) {
+	var out []segment
+	for _, comp := range comps {
+		for _, src := range plan.Sources[comp] {
+			from, to := max(src.From, t0), min(src.To, t1)
+			if from >= to {
+				continue
+			}
+			periods, err := src.Tariff.Periods(from, to)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range periods {
+				s, e := max(p.Start, from), min(p.End, to)
+				if s < e && len(p.Bands.Fixed) > 0 {
+					out = append(out, segment{comp: comp, s: s, e: e, rate: p.Bands.Fixed[0], conf: src.Confidence})
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].s < out[j].s || out[i].s == out[j].s && out[i].comp < out[j].comp })
+	return out, nil
 }
 
 // buildArrays indexes segments (sorted by start, disjoint within a component) by buckets
