@@ -163,6 +163,12 @@ func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
 			args = append(args, arrays.named()...)
 		}
 	}
+	if !shape.Arrays {
+		// The JOIN reads the stored rate periods.
+		if err := c.tariffs.EnsureRates(ctx, a.scope, a.plan); err != nil {
+			return nil, err
+		}
+	}
 	var buf bytes.Buffer
 	name := "cost"
 	if shape.Arrays {

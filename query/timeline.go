@@ -108,6 +108,9 @@ func componentsOf(direction string, p tariffs.Plan) []int {
 }
 
 func (c *Coster) segments(ctx context.Context, a scopeArgs, comps []int) ([]segment, error) {
+	if err := c.tariffs.EnsureRates(ctx, a.scope, a.plan); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, "rates", struct{ Markets bool }{len(a.plan.Markets) > 0}); err != nil {
 		return nil, fmt.Errorf("render rates query: %w", err)

@@ -26,6 +26,14 @@ type Plan struct {
 	Lookback   int64 // Unix second from which records run the tier counters of the window
 	RangeStart int64 // Unix second from which rate periods are needed
 	RangeEnd   int64 // Unix second until which rate periods are needed
+	tariffs    []*Tariff
+}
+
+// EnsureRates makes sure the stored rate periods (tariff_rates) cover the plan's range:
+// only the queries that read them need it (a schedule tariff's cost segments are
+// computed from the schedule instead).
+func (s *Service) EnsureRates(ctx context.Context, scope kwhouse.Scope, p Plan) error {
+	return s.ensureExpanded(ctx, scope, p.tariffs, p.RangeStart-32*86400, p.RangeEnd)
 }
 
 // maxRecordSpan mirrors the ingest limit: a record starting in a window may end this much later.
@@ -74,13 +82,9 @@ func (s *Service) plan(ctx context.Context, scope kwhouse.Scope, locationID stri
 		p.Markets = append(p.Markets, m)
 	}
 	p.RangeStart, p.RangeEnd = p.Lookback, end
-	var all []*Tariff
 	for comp, list := range byComp {
 		p.Sources[comp] = sources(list, p.RangeStart, end)
-		all = append(all, list...)
-	}
-	if err := s.ensureExpanded(ctx, scope, all, p.RangeStart-32*86400, end); err != nil {
-		return Plan{}, err
+		p.tariffs = append(p.tariffs, list...)
 	}
 	return p, nil
 }
