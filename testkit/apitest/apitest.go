@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,7 @@ func Start(t testing.TB, opt Options) *API {
 	t.Helper()
 	ch := testkit.ClickHouseConfig(t)
 	rc := testkit.RedisConfig(t)
+	clickhouseAddr := ch.Addr
 	chProxy, redisProxy := testkit.NewProxy(t, ch.Addr), testkit.NewProxy(t, rc.Addr)
 	ch.Addr, rc.Addr = chProxy.Addr(), redisProxy.Addr()
 	ch.DialTimeout = time.Second
@@ -75,8 +77,16 @@ func Start(t testing.TB, opt Options) *API {
 		cancel()
 		t.Fatalf("start app: %v", err)
 	}
+	// Runs after the service has stopped (cleanups run last-registered first), on a
+	// connection of its own: the service's is closed by then and its proxy may be down.
+	direct := cfg.ClickHouse
+	direct.Addr = clickhouseAddr
 	t.Cleanup(func() {
-		_ = a.DB.Exec(context.Background(), chstore.Tool("DROP DATABASE IF EXISTS "+cfg.ClickHouse.Database))
+		if opt.DB != nil {
+			_ = a.DB.Exec(context.Background(), chstore.Tool("DROP DATABASE IF EXISTS "+cfg.ClickHouse.Database))
+			return
+		}
+		dropDatabase(direct)
 	})
 	addr, err := a.Listen()
 	if err != nil {
@@ -231,4 +241,19 @@ func (a *API) As(auth string) func(method, path string, body any) Response {
 		a.t.Helper()
 		return a.Do(Request{Method: method, Path: path, Body: body, Auth: auth})
 	}
+}
+
+// dropDatabase drops a test database unless KWHOUSE_TEST_KEEP_DB=1.
+func dropDatabase(cfg config.ClickHouse) {
+	if os.Getenv("KWHOUSE_TEST_KEEP_DB") == "1" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := chstore.Open(ctx, cfg)
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	_ = db.Exec(ctx, chstore.Tool("DROP DATABASE IF EXISTS "+cfg.Database))
 }
