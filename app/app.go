@@ -92,7 +92,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Catalog = catalog.New(docs)
 	ic := cfg.Ingest
 	a.Writer = ingest.NewWriter(db, ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
-		Flushers: ic.Flushers, QueueLength: ic.QueueLength}, log)
+		Flushers: ic.Flushers, QueueLength: ic.QueueLength, MaxHold: ic.FlushHold}, log)
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, now)
 	a.Catalog.SetDeviceActivity(a.Ingest)
 	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
@@ -212,7 +212,7 @@ func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loa
 	}
 	ic := cfg.Ingest
 	w := ingest.NewWriter(db, ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
-		Flushers: ic.Flushers, QueueLength: ic.QueueLength}, log)
+		Flushers: ic.Flushers, QueueLength: ic.QueueLength, MaxHold: ic.FlushHold}, log)
 	docs := docstore.New(db, docstore.NoCache{}, time.Now)
 	svc := ingest.NewService(w, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, time.Now)
 	return &Loader{Ingest: svc, DB: db, writer: w}, nil

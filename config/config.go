@@ -70,6 +70,7 @@ type Ingest struct {
 	FlushRows            int           `mapstructure:"flush_rows"`
 	FlushInterval        time.Duration `mapstructure:"flush_interval"`
 	Flushers             int           `mapstructure:"flushers"`
+	FlushHold            time.Duration `mapstructure:"flush_hold"`
 	QueueLength          int           `mapstructure:"queue_length"`
 }
 
@@ -107,6 +108,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("ingest.flush_rows", 100000)
 	v.SetDefault("ingest.flush_interval", 5*time.Millisecond)
 	v.SetDefault("ingest.flushers", 2)
+	v.SetDefault("ingest.flush_hold", 0)
 	v.SetDefault("ingest.queue_length", 64)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "json")

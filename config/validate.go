@@ -75,6 +75,9 @@ func (c *Config) Validate() error {
 	if c.Ingest.FlushInterval <= 0 || c.Ingest.FlushInterval > 10e9 {
 		add("ingest.flush_interval", "must be within (0, 10s]")
 	}
+	if c.Ingest.FlushHold < 0 || c.Ingest.FlushHold > 10e9 {
+		add("ingest.flush_hold", "must be within [0, 10s]")
+	}
 	if c.Ingest.Flushers < 1 || c.Ingest.Flushers > 64 {
 		add("ingest.flushers", "must be 1..64")
 	}

@@ -52,6 +52,9 @@ const (
 // SubmitInterval validates and stores the records of body. Records that fail validation
 // are reported in the batch; the others are durable when it returns without error.
 func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body []byte, format Format) (Batch, error) {
+	// While this body is decoded, a pending flush may wait for its rows (MaxHold).
+	queued := s.writer.expect()
+	defer queued()
 	p := &parsed{}
 	decode := decodeArray
 	if format == NDJSON {
@@ -72,6 +75,7 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 	if err != nil {
 		return Batch{}, bodyError(err)
 	}
+	queued()
 	return s.store(ctx, scope, p)
 }
 

@@ -25,6 +25,10 @@ type WriterConfig struct {
 	MaxDelay    time.Duration
 	Flushers    int
 	QueueLength int
+	// MaxHold lets a flush wait up to this long (from its first rows) while requests
+	// that announced themselves with expect are still being decoded, so that busy
+	// moments write fewer, larger blocks. 0 turns it off.
+	MaxHold time.Duration
 }
 
 // Writer stores rows in ClickHouse with group commit: concurrent requests share insert
@@ -40,6 +44,15 @@ type Writer struct {
 	wg     sync.WaitGroup
 
 	flushes, inserts, rows atomic.Int64
+	incoming               atomic.Int64 // requests being decoded that will write soon
+}
+
+// expect announces a request that will write soon; the returned func (safe to call more
+// than once) withdraws it, when its rows are queued or it gave up.
+func (w *Writer) expect() func() {
+	w.incoming.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { w.incoming.Add(-1) }) }
 }
 
 // WriterStats count the writer's work since it started.
@@ -134,6 +147,7 @@ func (w *Writer) loop() {
 	defer w.wg.Done()
 	for first := range w.queue {
 		jobs, n := []*job{first}, first.rows.Len()
+		started := time.Now()
 		timer := time.NewTimer(w.cfg.MaxDelay)
 	collect:
 		for n < w.cfg.MaxRows {
@@ -144,6 +158,10 @@ func (w *Writer) loop() {
 				}
 				jobs, n = append(jobs, j), n+j.rows.Len()
 			case <-timer.C:
+				if w.incoming.Load() > 0 && time.Since(started) < w.cfg.MaxHold {
+					timer.Reset(w.cfg.MaxDelay) // more rows are being decoded: take them along
+					continue
+				}
 				break collect
 			}
 		}

@@ -75,3 +75,40 @@ func TestBlocksNeverSpanMoreThan100Days(t *testing.T) {
 		t.Errorf("%d blocks with %d rows, want 3 blocks with 750", len(blocks), total)
 	}
 }
+
+// TestFlushHoldsForAnnouncedRequests: while a request is being decoded (expect), a
+// flush waits for its rows (up to MaxHold), so both land in one insert block.
+func TestFlushHoldsForAnnouncedRequests(t *testing.T) {
+	db := testkit.ClickHouse(t)
+	w := NewWriter(db, WriterConfig{MaxRows: 1_000_000, MaxDelay: time.Millisecond, MaxHold: 5 * time.Second,
+		Flushers: 1, QueueLength: 16}, testkit.Logger())
+	defer w.Close()
+	scope := kwhouse.Scope{AccountID: "acc_0123456789abcdef01234567"}
+	one := func(i int) *Rows {
+		rows := &Rows{}
+		rows.add(scope, &Record{LocationID: "loc_0123456789abcdef01234567", Direction: Import, TariffRate: Import,
+			Start: 1_700_000_000 + int64(i)*1800, End: 1_700_000_000 + int64(i+1)*1800, EnergyWh: 1, Confidence: 1},
+			"bat_0123456789abcdef01234567", uint64(i+1))
+		return rows
+	}
+	decoding := w.expect()
+	first := make(chan error, 1)
+	go func() { first <- w.Write(context.Background(), one(0)) }()
+	select {
+	case err := <-first:
+		t.Fatalf("the first write was flushed (%v) while another request was being decoded", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	second := make(chan error, 1)
+	go func() { second <- w.Write(context.Background(), one(1)) }()
+	time.Sleep(50 * time.Millisecond) // the second write is queued behind the held flush
+	decoding()
+	for _, ch := range []chan error{first, second} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := w.Stats(); st.Flushes != 1 || st.Inserts != 1 || st.Rows != 2 {
+		t.Errorf("stats %+v, want both rows in one flush and one insert", st)
+	}
+}
