@@ -15,6 +15,7 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +32,7 @@ type options struct {
 	locations, requests int
 	chAddr, database    string
 	keep                bool
-	only                string
+	only, cpuProfile    string
 }
 
 func main() {
@@ -42,6 +43,7 @@ func main() {
 	flag.StringVar(&o.database, "database", "kwbench_costs", "database (reused when it holds the data, see -keep)")
 	flag.BoolVar(&o.keep, "keep", true, "keep the loaded data for the next run")
 	flag.StringVar(&o.only, "only", "", "run only the shapes whose name contains this")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed requests to this file")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatal(err)
@@ -79,6 +81,17 @@ func run(o options) error {
 	floor50, floor99, err := floor(ctx, a, fx, o.requests)
 	if err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	for _, s := range shapes {
 		if o.only != "" && !strings.Contains(s.name, o.only) {
