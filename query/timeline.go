@@ -85,7 +85,12 @@ func (c *Coster) loadSpan(ctx context.Context, r timelineRequest, zone string, s
 		return priceSpan{}, &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
 			Message: fmt.Sprintf("location %s has no %s tariff", r.locationID, r.direction)}
 	}
-	segs, err := c.segments(ctx, a, comps)
+	var segs []segment
+	if len(a.plan.Markets) == 0 {
+		segs, err = scheduleSegments(a.plan, comps, s0, s1) // no ClickHouse round trip
+	} else {
+		segs, err = c.segments(ctx, a, comps)
+	}
 	if err != nil {
 		return priceSpan{}, err
 	}
