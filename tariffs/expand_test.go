@@ -169,3 +169,37 @@ func TestIncompleteScheduleIsRefused(t *testing.T) {
 	// Day numbers as strings or integers, "All" mixed with a name counts as All.
 	mustRules(t, `[{"months":["All","Jan"],"days_and_hours":[{"days":[1,"2","3",4,"Fri","Saturday","7"],"hours":[{"valid_from":"00:00:00","valid_to":"24:00:00","rate":[{"fixed":1}]}]}]}]`)
 }
+
+// TestExpandAnyWindowMatchesTheStoredYear: cost and slot queries expand a schedule over
+// their own window (tariffs.Tariff.Periods) instead of reading the stored calendar-year
+// periods; both must give the same price at every instant, across DST changes too.
+func TestExpandAnyWindowMatchesTheStoredYear(t *testing.T) {
+	loc, _ := time.LoadLocation("America/New_York")
+	rules := mustRules(t, peakTOU)
+	year := expand(rules, loc, TierMonth, utc("2024-01-01T00:00:00Z"), utc("2025-01-01T00:00:00Z"))
+	priceAt := func(ps []Period, u int64) (float64, bool) {
+		for _, p := range ps {
+			if p.Start <= u && u < p.End {
+				return p.Bands.Fixed[0], true
+			}
+		}
+		return 0, false
+	}
+	// Windows starting at odd minutes, some across the March and November changes.
+	for _, w := range [][2]string{
+		{"2024-03-09T13:17:00Z", "2024-03-12T05:00:00Z"},
+		{"2024-11-02T23:59:00Z", "2024-11-04T16:30:00Z"},
+		{"2024-06-15T20:45:00Z", "2024-07-20T00:00:00Z"},
+	} {
+		from, to := utc(w[0]), utc(w[1])
+		ps := expand(rules, loc, TierMonth, from, to)
+		for u := from; u < to; u += 900 {
+			got, ok := priceAt(ps, u)
+			want, _ := priceAt(year, u)
+			if !ok || got != want {
+				t.Fatalf("window %s: at %s price %v (covered %v), the stored year says %v",
+					w[0], time.Unix(u, 0).UTC().Format(time.RFC3339), got, ok, want)
+			}
+		}
+	}
+}
