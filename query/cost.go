@@ -34,7 +34,6 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 
 var (
 	costStmt            = chstore.Register("query.cost", "cost.sql: records priced and summed per key")
-	ratesStmt           = chstore.Register("query.rates", "rates.sql: price segments of a window")
 	deviceLocationsStmt = chstore.Register("query.device_locations", `SELECT DISTINCT location_id FROM meter_records
 		WHERE account_id = ? AND live_mode = ? AND device_id = ? AND direction = ?
 		  AND start_time >= toDateTime(?) AND start_time < toDateTime(?) LIMIT 2`)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
@@ -57,13 +58,7 @@ func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, bo
 	if len(comps) > 0 {
 		key := fmt.Sprintf("cost|%s|%d|%d", a.location, t0, t1)
 		span, err := c.costSegments.Get(ctx, a.scope, key, func() (priceSpan, error) {
-			if len(a.plan.Markets) == 0 {
-				segs, err := scheduleSegments(a.plan, comps, t0, t1)
-				return priceSpan{comps: comps, segs: segs}, err
-			}
-			b := a
-			b.w0, b.w1 = t0, t1
-			segs, err := c.segments(ctx, b, comps)
+			segs, err := c.planSegments(ctx, a.scope, a.plan, comps, t0, t1)
 			return priceSpan{comps: comps, segs: segs}, err
 		})
 		if err != nil {
@@ -77,11 +72,17 @@ func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, bo
 	return buildArrays(segs, t0, t1), true, nil
 }
 
-// scheduleSegments computes the segments of tariffs without market rates from their
-// schedules, as the stored rate periods were (tariffs.Tariff.Periods) and clipped to the
-// plan's sources as the "periods" query clips them: the same prices, without a
-// ClickHouse round trip. Market prices live only in ClickHouse (see segments).
-func scheduleSegments(plan tariffs.Plan, comps []int, t0, t1 int64) ([]segment, error) {
+// planSegments computes the price segments of the plan's components over [t0, t1) as
+// the "segments" query of cost_segments.sql does: schedule periods (tariffs.Tariff.Periods,
+// the same expansion that fills tariff_rates) clipped to the plan's sources; for market
+// tariffs, cut at every market interval and priced (market price + surcharge_fixed) ×
+// (1 + surcharge_percentage / 100). Time without a market price has no segment. Only the
+// market prices come from ClickHouse, in one simple read.
+func (c *Coster) planSegments(ctx context.Context, scope kwhouse.Scope, plan tariffs.Plan, comps []int, t0, t1 int64) ([]segment, error) {
+	prices, err := c.tariffs.MarketPrices(ctx, scope, plan.Markets, t0, t1)
+	if err != nil {
+		return nil, err
+	}
 	var out []segment
 	for _, comp := range comps {
 		for _, src := range plan.Sources[comp] {
@@ -95,14 +96,35 @@ func scheduleSegments(plan tariffs.Plan, comps []int, t0, t1 int64) ([]segment, 
 			}
 			for _, p := range periods {
 				s, e := max(p.Start, from), min(p.End, to)
-				if s < e && len(p.Bands.Fixed) > 0 {
-					out = append(out, segment{comp: comp, s: s, e: e, rate: p.Bands.Fixed[0], conf: src.Confidence})
+				if s >= e || len(p.Bands.Fixed) == 0 {
+					continue
 				}
+				if !src.Tariff.MarketRates {
+					out = append(out, segment{comp: comp, s: s, e: e, rate: p.Bands.Fixed[0], conf: src.Confidence})
+					continue
+				}
+				out = appendMarket(out, comp, s, e, p.Bands, src.Confidence, prices[src.Tariff.MarketID])
 			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].s < out[j].s || out[i].s == out[j].s && out[i].comp < out[j].comp })
 	return out, nil
+}
+
+// appendMarket adds the segments of a market period [s, e): one per market interval
+// overlapping it (ivs in time order).
+func appendMarket(out []segment, comp int, s, e int64, b tariffs.Bands, conf float64, ivs []tariffs.MarketInterval) []segment {
+	i := sort.Search(len(ivs), func(k int) bool { return ivs[k].End > s })
+	for ; i < len(ivs) && ivs[i].Start < e; i++ {
+		iv := ivs[i]
+		a, z := max(s, iv.Start), min(e, iv.End)
+		if a >= z {
+			continue
+		}
+		price := (iv.Price + first(b.SurFix)) * (1 + first(b.SurPct)/100)
+		out = append(out, segment{comp: comp, s: a, e: z, rate: price, conf: min(conf, iv.Confidence)})
+	}
+	return out
 }
 
 // buildArrays indexes segments (sorted by start, disjoint within a component) by buckets
@@ -160,4 +182,12 @@ func (ca costArrays) named() []any {
 			chstore.Named(p+"first", comp.first), chstore.Named(p+"last", comp.last))
 	}
 	return out
+}
+
+// first is a band list's first value, 0 when it has none.
+func first(fs []float64) float64 {
+	if len(fs) == 0 {
+		return 0
+	}
+	return fs[0]
 }

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
-	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -85,12 +83,7 @@ func (c *Coster) loadSpan(ctx context.Context, r timelineRequest, zone string, s
 		return priceSpan{}, &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
 			Message: fmt.Sprintf("location %s has no %s tariff", r.locationID, r.direction)}
 	}
-	var segs []segment
-	if len(a.plan.Markets) == 0 {
-		segs, err = scheduleSegments(a.plan, comps, s0, s1) // no ClickHouse round trip
-	} else {
-		segs, err = c.segments(ctx, a, comps)
-	}
+	segs, err := c.planSegments(ctx, r.scope, a.plan, comps, s0, s1)
 	if err != nil {
 		return priceSpan{}, err
 	}
@@ -110,38 +103,6 @@ func componentsOf(direction string, p tariffs.Plan) []int {
 		}
 	}
 	return out
-}
-
-func (c *Coster) segments(ctx context.Context, a scopeArgs, comps []int) ([]segment, error) {
-	if err := c.tariffs.EnsureRates(ctx, a.scope, a.plan); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "rates", struct{ Markets bool }{len(a.plan.Markets) > 0}); err != nil {
-		return nil, fmt.Errorf("render rates query: %w", err)
-	}
-	wanted := make([]int32, len(comps))
-	for i, comp := range comps {
-		wanted[i] = int32(comp)
-	}
-	args := append(a.named(), chstore.Named("comps", wanted))
-	rows, err := c.db.Query(ctx, ratesStmt.With(buf.String()), args...)
-	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("rates query: %w", err))
-	}
-	defer rows.Close()
-	var out []segment
-	for rows.Next() {
-		var comp uint8
-		var s, e uint32
-		var sg segment
-		if err := rows.Scan(&comp, &s, &e, &sg.rate, &sg.conf); err != nil {
-			return nil, fmt.Errorf("scan rate segment: %w", err)
-		}
-		sg.comp, sg.s, sg.e = int(comp), int64(s), int64(e)
-		out = append(out, sg)
-	}
-	return out, chstore.Classify(rows.Err())
 }
 
 // sweep combines the components' segments into periods over [w0, w1). Time a component
