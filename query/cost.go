@@ -52,12 +52,15 @@ type Coster struct {
 	timelines *tariffs.EpochMemo[priceSpan]
 	// costSegments holds the segments of recent cost windows (cost_arrays.go).
 	costSegments *tariffs.EpochMemo[priceSpan]
+	// prices holds recent reads of market prices, shared by the locations of a market.
+	prices *tariffs.EpochMemo[map[string][]tariffs.MarketInterval]
 }
 
 // NewCoster returns a Coster.
 func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, now func() time.Time) *Coster {
 	return &Coster{db: db, tariffs: t, catalog: c, now: now, timelines: newTimelineCache(t),
-		costSegments: tariffs.NewEpochMemo[priceSpan](t, costSegmentsCacheSize)}
+		costSegments: tariffs.NewEpochMemo[priceSpan](t, costSegmentsCacheSize),
+		prices:       tariffs.NewEpochMemo[map[string][]tariffs.MarketInterval](t, marketPricesCacheSize)}
 }
 
 // costRow is one row of cost.sql.

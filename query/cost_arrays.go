@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -19,6 +20,14 @@ const maxArraySegments = 4000
 // maxArraySegments of 40 bytes each, so 1024 windows hold 160 MB at worst and about
 // 8 MB for a month of a time-of-use tariff.
 const costSegmentsCacheSize = 1024
+
+// Market price reads kept in memory: at most 256 of at most 70 days each (a month's cost
+// window with its 31 days for long records fits). 70 days of half-hourly prices are
+// 3,360 intervals, about 110 KB; of 5-minute prices about 650 KB.
+const (
+	marketPricesCacheSize = 256
+	marketPricesCacheSpan = 70 * 86400
+)
 
 // maxBuckets bounds the bucket index of one component.
 const maxBuckets = 2048
@@ -79,7 +88,7 @@ func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, bo
 // (1 + surcharge_percentage / 100). Time without a market price has no segment. Only the
 // market prices come from ClickHouse, in one simple read.
 func (c *Coster) planSegments(ctx context.Context, scope kwhouse.Scope, plan tariffs.Plan, comps []int, t0, t1 int64) ([]segment, error) {
-	prices, err := c.tariffs.MarketPrices(ctx, scope, plan.Markets, t0, t1)
+	prices, err := c.marketPrices(ctx, scope, plan.Markets, t0, t1)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +118,23 @@ func (c *Coster) planSegments(ctx context.Context, scope kwhouse.Scope, plan tar
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].s < out[j].s || out[i].s == out[j].s && out[i].comp < out[j].comp })
 	return out, nil
+}
+
+// marketPrices reads the markets' prices over [t0, t1), from memory when the scope's
+// pricing epoch has not moved: locations following one market share the read.
+func (c *Coster) marketPrices(ctx context.Context, scope kwhouse.Scope, markets []string, t0, t1 int64) (map[string][]tariffs.MarketInterval, error) {
+	if len(markets) == 0 {
+		return nil, nil
+	}
+	if t1-t0 > marketPricesCacheSpan {
+		return c.tariffs.MarketPrices(ctx, scope, markets, t0, t1)
+	}
+	sorted := append([]string(nil), markets...)
+	sort.Strings(sorted)
+	key := fmt.Sprintf("%s|%d|%d", strings.Join(sorted, ","), t0, t1)
+	return c.prices.Get(ctx, scope, key, func() (map[string][]tariffs.MarketInterval, error) {
+		return c.tariffs.MarketPrices(ctx, scope, sorted, t0, t1)
+	})
 }
 
 // appendMarket adds the segments of a market period [s, e): one per market interval
