@@ -16,16 +16,7 @@ WITH
     -- missing) is priced 0 there with confidence 0.
     least(least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)),
         if((tr = 1 AND (cov1 < re - rs OR cov2 < re - rs)) OR (tr = 2 AND cov3 < re - rs), 0., 1.)) AS conf
-SELECT
-{{- if .Daily}}
-    toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, '' AS ksess, '' AS kref,
-    sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non, min(conf) AS confidence,
-    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export
-{{- else}}
-    rs AS k, re AS kend, sess AS ksess, ref AS kref,
-    e AS energy, m AS money, m_com AS money_com, m_non AS money_non, conf AS confidence,
-    toUInt64(tr = 1) AS n_import, toUInt64(tr = 2) AS n_export
-{{- end}}
+SELECT {{template "cost_columns" .}}
 FROM
 (
 {{- if .Instant}}
