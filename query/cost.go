@@ -50,8 +50,8 @@ type Coster struct {
 	catalog   *catalog.Catalog
 	now       func() time.Time
 	timelines *tariffs.EpochMemo[priceSpan]
-	// costSegments holds the segments of recent cost windows (cost_arrays.go).
-	costSegments *tariffs.EpochMemo[priceSpan]
+	// costArrays holds the arrays of recent cost windows (cost_arrays.go).
+	costArrays *tariffs.EpochMemo[costArrays]
 	// prices holds recent reads of market prices, shared by the locations of a market.
 	prices *tariffs.EpochMemo[map[string][]tariffs.MarketInterval]
 }
@@ -59,8 +59,8 @@ type Coster struct {
 // NewCoster returns a Coster.
 func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, now func() time.Time) *Coster {
 	return &Coster{db: db, tariffs: t, catalog: c, now: now, timelines: newTimelineCache(t),
-		costSegments: tariffs.NewEpochMemo[priceSpan](t, costSegmentsCacheSize),
-		prices:       tariffs.NewEpochMemo[map[string][]tariffs.MarketInterval](t, marketPricesCacheSize)}
+		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize),
+		prices:     tariffs.NewEpochMemo[map[string][]tariffs.MarketInterval](t, marketPricesCacheSize)}
 }
 
 // costRow is one row of cost.sql.
@@ -156,11 +156,11 @@ func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
 		Refs: !a.daily || a.session != ""}
 	args := a.named()
 	if !a.plan.Tiered {
-		arrays, ok, err := c.arraySegments(ctx, a)
+		arrays, err := c.arraySegments(ctx, a)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
+		if arrays.ok {
 			shape.Arrays, shape.Comps = true, arrays.comps
 			args = append(args, arrays.named()...)
 		}

@@ -30,10 +30,7 @@ FROM
 {{- end}}
     )
 )
-{{- if .Daily}}
-GROUP BY k
-{{- end}}
-ORDER BY k, kend
+{{- template "cost_order" .}}
 {{end}}
 
 {{define "cost_columns"}}
@@ -48,3 +45,11 @@ ORDER BY k, kend
     toUInt64(tr = 1) AS n_import, toUInt64(tr = 2) AS n_export
 {{- end}}
 {{end}}
+
+{{define "cost_order"}}
+{{- /* Per-record rows or local days, in time order. */}}
+{{- if .Daily}}
+GROUP BY k
+{{- end}}
+ORDER BY k, kend
+{{- end}}

@@ -13,10 +13,11 @@ import (
 // of half-hourly market prices, are priced by the JOIN of cost_pieces.sql instead.
 const maxArraySegments = 4000
 
-// costSegmentsCacheSize bounds the cost windows whose segments stay in memory: at most
-// maxArraySegments of 40 bytes each, so 1024 windows hold 160 MB at worst and about
-// 8 MB for a month of a time-of-use tariff.
-const costSegmentsCacheSize = 1024
+// costArraysCacheSize bounds the cost windows whose arrays stay in memory: at most
+// maxArraySegments of 24 bytes and, per component, 2 × maxBuckets indexes of 4 bytes —
+// about 145 KB a window, 150 MB for 1024 at worst; a month of a time-of-use tariff
+// takes about 18 KB.
+const costArraysCacheSize = 1024
 
 // maxBuckets bounds the bucket index of one component.
 const maxBuckets = 2048
@@ -36,15 +37,17 @@ type componentArrays struct {
 	last    []uint32 // per bucket: number of the last segment starting before its end
 }
 
-// costArrays are the constant arrays of an untiered cost query over [t0, t1).
+// costArrays are the constant arrays of an untiered cost query over [t0, t1); ok is false
+// when the window has more segments than a query takes as arrays.
 type costArrays struct {
 	t0, bucket int64
 	comps      []componentArrays
+	ok         bool
 }
 
-// arraySegments returns the segments pricing a's records, from memory when the scope's
-// pricing epoch has not moved; ok is false when there are too many to send as arrays.
-func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, bool, error) {
+// arraySegments returns the arrays pricing a's records, from memory when the scope's
+// pricing epoch has not moved (a warm request neither computes nor indexes segments).
+func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, error) {
 	t0, t1 := a.plan.RangeStart, a.plan.RangeEnd
 	var comps []int
 	for _, comp := range allComponents {
@@ -52,25 +55,17 @@ func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, bo
 			comps = append(comps, comp)
 		}
 	}
-	var segs []segment
-	if len(comps) > 0 {
-		key := fmt.Sprintf("cost|%s|%d|%d", a.location, t0, t1)
-		span, err := c.costSegments.Get(ctx, a.scope, key, func() (priceSpan, error) {
-			segs, err := c.planSegments(ctx, a.scope, a.plan, comps, t0, t1)
-			if len(segs) > maxArraySegments {
-				return priceSpan{tooMany: true}, err // kept small: only the verdict is reused
-			}
-			return priceSpan{comps: comps, segs: segs}, err
-		})
-		if err != nil {
-			return costArrays{}, false, err
-		}
-		if span.tooMany {
-			return costArrays{}, false, nil
-		}
-		segs = span.segs
+	if len(comps) == 0 {
+		return buildArrays(nil, t0, t1), nil
 	}
-	return buildArrays(segs, t0, t1), true, nil
+	key := fmt.Sprintf("cost|%s|%d|%d", a.location, t0, t1)
+	return c.costArrays.Get(ctx, a.scope, key, func() (costArrays, error) {
+		segs, err := c.planSegments(ctx, a.scope, a.plan, comps, t0, t1)
+		if err != nil || len(segs) > maxArraySegments {
+			return costArrays{}, err // only the verdict is kept
+		}
+		return buildArrays(segs, t0, t1), nil
+	})
 }
 
 // buildArrays indexes segments (sorted by start, disjoint within a component) by buckets
@@ -79,7 +74,7 @@ func buildArrays(segs []segment, t0, t1 int64) costArrays {
 	hours := (t1 - t0 + 3599) / 3600
 	bucket := 3600 * max(1, (hours+maxBuckets-1)/maxBuckets)
 	n := max(1, (t1-t0+bucket-1)/bucket)
-	out := costArrays{t0: t0, bucket: bucket}
+	out := costArrays{t0: t0, bucket: bucket, ok: true}
 	for _, comp := range allComponents {
 		ca := componentArrays{N: comp}
 		for _, s := range segs {

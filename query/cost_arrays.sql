@@ -43,16 +43,13 @@ FROM
 {{- end}}{{end}}{{end}}
 {{- if not .Instant}}
         FROM meter_records
-        WHERE account_id = @account AND live_mode = @live AND location_id = @location AND device_id = @device
+        WHERE {{template "record_scope"}}
             AND direction = @dir AND start_time >= toDateTime(@w0) AND start_time < toDateTime(@w1)
         GROUP BY direction, tariff_rate, start_time, end_time
         HAVING @session = '' OR sess = @session
 {{- end}}
 )
-{{- if .Daily}}
-GROUP BY k
-{{- end}}
-ORDER BY k, kend
+{{- template "cost_order" .}}
 {{end}}
 
 {{define "arrays_component"}}

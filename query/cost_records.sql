@@ -19,7 +19,7 @@ FROM
             argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc,
             argMax(session_reference_id, version) AS sess, argMax(record_reference_id, version) AS ref
         FROM meter_records
-        WHERE account_id = @account AND live_mode = @live AND location_id = @location AND device_id = @device
+        WHERE {{template "record_scope"}}
             AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
         GROUP BY direction, tariff_rate, start_time, end_time
     )
@@ -31,3 +31,8 @@ SELECT toUInt64(0) AS rid, toUInt32(@i_rs) AS rs, toUInt32(@i_re) AS re, toFloat
     toUInt8(@i_tr) AS tr, toUInt8(1) AS is_out, @i_sess AS sess, @i_ref AS ref
 {{- end}}
 {{end}}
+
+{{define "record_scope"}}
+{{- /* The meter records of one scope: the location's own, or one device's there. */ -}}
+account_id = @account AND live_mode = @live AND location_id = @location AND device_id = @device
+{{- end}}

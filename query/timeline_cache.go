@@ -18,9 +18,8 @@ const spanDays = 3
 // priceSpan is the price segments of one location, direction and span, computed under a
 // pricing epoch.
 type priceSpan struct {
-	comps   []int
-	segs    []segment
-	tooMany bool // a cost window with more segments than a query takes as arrays
+	comps []int
+	segs  []segment
 }
 
 func newTimelineCache(t *tariffs.Service) *tariffs.EpochMemo[priceSpan] {
