@@ -49,12 +49,7 @@ type costArrays struct {
 // pricing epoch has not moved (a warm request neither computes nor indexes segments).
 func (c *Coster) arraySegments(ctx context.Context, a scopeArgs) (costArrays, error) {
 	t0, t1 := a.plan.RangeStart, a.plan.RangeEnd
-	var comps []int
-	for _, comp := range allComponents {
-		if len(a.plan.Sources[comp]) > 0 {
-			comps = append(comps, comp)
-		}
-	}
+	comps := withTariffs(a.plan, allComponents)
 	if len(comps) == 0 {
 		return buildArrays(nil, t0, t1), nil
 	}

@@ -96,6 +96,11 @@ func componentsOf(direction string, p tariffs.Plan) []int {
 	if direction == "EXPORT" {
 		want = []int{tariffs.CompExportCommodity}
 	}
+	return withTariffs(p, want)
+}
+
+// withTariffs keeps the components of want that have tariffs in the plan.
+func withTariffs(p tariffs.Plan, want []int) []int {
 	var out []int
 	for _, c := range want {
 		if len(p.Sources[c]) > 0 {

@@ -6,24 +6,8 @@
 -- holds each version twice, which the latest-version reads already collapse.
 DROP TABLE IF EXISTS documents_g8192 {{.OnCluster}};
 
-CREATE TABLE IF NOT EXISTS documents_g256 {{.OnCluster}}
-(
-    account_id   String,
-    live_mode    UInt8,
-    kind         String,
-    id           String,
-    version      UInt64,
-    deleted      UInt8,
-    created_us   UInt64,
-    reference_id String,
-    customer_id  String,
-    location_id  String,
-    object_id    String,
-    event_type   String,
-    direction    String,
-    tariff_type  String,
-    body         String
-)
+-- Same columns as documents (AS documents); only the granules differ.
+CREATE TABLE IF NOT EXISTS documents_g256 {{.OnCluster}} AS documents
 ENGINE = {{engine "ReplacingMergeTree" "version"}}
 ORDER BY (account_id, live_mode, kind, id)
 SETTINGS index_granularity = 256;
