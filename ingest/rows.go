@@ -1,7 +1,10 @@
 package ingest
 
 import (
+	"cmp"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/kwhouse/kwhouse"
 )
@@ -14,6 +17,18 @@ type Rows struct {
 	start, end                                           []int64
 	energy, confidence                                   []float64
 	version                                              []uint64
+}
+
+// newRows returns empty Rows with room for n rows, so that adding them does not regrow
+// fourteen slices.
+func newRows(n int) *Rows {
+	return &Rows{
+		account: make([]string, 0, n), location: make([]string, 0, n), device: make([]string, 0, n),
+		session: make([]string, 0, n), recordRef: make([]string, 0, n), batch: make([]string, 0, n),
+		live: make([]uint8, 0, n), direction: make([]int8, 0, n), tariffRate: make([]int8, 0, n),
+		start: make([]int64, 0, n), end: make([]int64, 0, n), energy: make([]float64, 0, n),
+		confidence: make([]float64, 0, n), version: make([]uint64, 0, n),
+	}
 }
 
 // Len is the number of rows.
@@ -60,7 +75,7 @@ func (r *Rows) appendAll(o *Rows) {
 
 // pick returns the rows at idx, in that order.
 func (r *Rows) pick(idx []int) *Rows {
-	out := &Rows{}
+	out := newRows(len(idx))
 	for _, i := range idx {
 		out.account = append(out.account, r.account[i])
 		out.live = append(out.live, r.live[i])
@@ -116,4 +131,60 @@ func (r *Rows) byPartition(limit int) []*Rows {
 		out = append(out, r.pick(idx))
 	}
 	return out
+}
+
+// sortedByKey returns r ordered by meter_records' sorting key. ClickHouse skips its own
+// sort (and the copy of every column it implies) for a block that arrives in key order.
+func (r *Rows) sortedByKey() *Rows {
+	keys := r.sortKeys()
+	if slices.IsSortedFunc(keys, compareSortKeys) {
+		return r
+	}
+	// Rows with equal keys need no particular order: the version column decides.
+	slices.SortFunc(keys, compareSortKeys)
+	idx := make([]int, len(keys))
+	for i, k := range keys {
+		idx[i] = int(k.row)
+	}
+	return r.pick(idx)
+}
+
+// sortKey is one row's ORDER BY (account_id, live_mode, location_id, device_id,
+// direction, tariff_rate, start_time, end_time), packed so that a sort touches one
+// slice: the small columns share one integer, ordered as the key orders them.
+type sortKey struct {
+	account, location, device string
+	small                     uint64 // live_mode, direction, tariff_rate, start_time (32 bits, as DateTime)
+	end                       int64
+	row                       int32
+}
+
+func (r *Rows) sortKeys() []sortKey {
+	keys := make([]sortKey, r.Len())
+	for i := range keys {
+		keys[i] = sortKey{account: r.account[i], location: r.location[i], device: r.device[i],
+			small: uint64(r.live[i])<<56 | uint64(uint8(r.direction[i]))<<48 | uint64(uint8(r.tariffRate[i]))<<40 | uint64(uint32(r.start[i])),
+			end: r.end[i], row: int32(i)}
+	}
+	return keys
+}
+
+// compareSortKeys compares strings bytewise, as ClickHouse does.
+func compareSortKeys(a, b sortKey) int {
+	if a.account != b.account {
+		return strings.Compare(a.account, b.account)
+	}
+	if a.small>>56 != b.small>>56 {
+		return cmp.Compare(a.small>>56, b.small>>56)
+	}
+	if c := strings.Compare(a.location, b.location); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.device, b.device); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.small, b.small); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.end, b.end)
 }

@@ -109,7 +109,7 @@ func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed) (Ba
 		b.FailedRecords = []FailedRecord{}
 	}
 	sort.Slice(b.FailedRecords, func(i, j int) bool { return b.FailedRecords[i].RecordNum < b.FailedRecords[j].RecordNum })
-	rows := &Rows{}
+	rows := newRows(len(p.records))
 	base := s.versions(len(p.records))
 	for i := range p.records {
 		rows.add(scope, &p.records[i], b.ID, base+uint64(i))

@@ -181,7 +181,11 @@ func (w *Writer) flush(jobs []*job) error {
 		ex.seen = append(ex.seen, j.ex.seen...)
 	}
 	if len(jobs) > 1 {
-		rows = &Rows{}
+		n := 0
+		for _, j := range jobs {
+			n += j.rows.Len()
+		}
+		rows = newRows(n)
 		for _, j := range jobs {
 			rows.appendAll(j.rows)
 		}
@@ -191,7 +195,7 @@ func (w *Writer) flush(jobs []*job) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	w.flushes.Add(1)
-	for _, block := range rows.byPartition(MaxPartitionsPerInsert) {
+	for _, block := range rows.sortedByKey().byPartition(MaxPartitionsPerInsert) {
 		if block.Len() == 0 {
 			continue // a flush of requests whose records all failed: only summaries to store
 		}

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -111,4 +112,66 @@ func TestFlushHoldsForAnnouncedRequests(t *testing.T) {
 	if st := w.Stats(); st.Flushes != 1 || st.Inserts != 1 || st.Rows != 2 {
 		t.Errorf("stats %+v, want both rows in one flush and one insert", st)
 	}
+}
+
+// TestSortedBlocksMatchClickHouseOrder: rows sorted in Go come out in the order
+// ClickHouse itself gives a block it had to sort (one part, read in storage order), so
+// the server can skip its sort.
+func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
+	db := testkit.ClickHouse(t)
+	w := NewWriter(db, WriterConfig{MaxRows: 1000, MaxDelay: time.Millisecond, Flushers: 1, QueueLength: 4}, testkit.Logger())
+	defer w.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(vals ...string) string { return vals[rng.IntN(len(vals))] }
+	rows := &Rows{}
+	for i := 0; i < 500; i++ {
+		scope := kwhouse.Scope{AccountID: pick("acc_b", "acc_a", "acc_ab"), LiveMode: rng.IntN(2) == 0}
+		dir := int8(1 + rng.IntN(2))
+		rec := Record{LocationID: pick("loc_Z", "loc_a", "loc_aa", "loc_\u00e9", "loc_"), DeviceID: pick("", "dev_1", "dev_10", "dev_2"),
+			Direction: dir, TariffRate: int8(1 + rng.IntN(3)), Start: 1_700_006_400 + int64(rng.IntN(40))*900} // one day: one part
+		rec.End = rec.Start + int64(1+rng.IntN(3))*900
+		rows.add(scope, &rec, "bat_x", uint64(i+1))
+	}
+	// The unsorted block: ClickHouse sorts it.
+	if err := w.insert(context.Background(), rows); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Query(context.Background(), chstore.Tool("SELECT version FROM meter_records SETTINGS max_threads = 1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	var stored []uint64
+	for res.Next() {
+		var v uint64
+		if err := res.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, v)
+	}
+	sorted := rows.sortedByKey()
+	if len(stored) != sorted.Len() {
+		t.Fatalf("%d rows stored, want %d", len(stored), sorted.Len())
+	}
+	mismatches := 0
+	for i, v := range stored {
+		if v != sorted.version[i] && !sameKey(rows, v, sorted.version[i]) {
+			mismatches++
+		}
+	}
+	if mismatches > 0 {
+		t.Errorf("%d of %d rows in another order than ClickHouse's", mismatches, len(stored))
+	}
+	if again := sorted.sortedByKey(); again != sorted {
+		t.Error("a sorted block was copied again instead of being recognised as sorted")
+	}
+}
+
+// sameKey reports whether the rows with versions a and b have the same sorting key (their
+// relative order is then free).
+func sameKey(r *Rows, a, b uint64) bool {
+	i, j := int(a-1), int(b-1)
+	return r.account[i] == r.account[j] && r.live[i] == r.live[j] && r.location[i] == r.location[j] &&
+		r.device[i] == r.device[j] && r.direction[i] == r.direction[j] && r.tariffRate[i] == r.tariffRate[j] &&
+		r.start[i] == r.start[j] && r.end[i] == r.end[j]
 }

@@ -80,7 +80,8 @@ func run(o options) error {
 	recs := makeRecords(locs, o.slots)
 	fmt.Printf("fleet: %d locations × %d half-hours = %d records; %d clients each side\n", len(locs), o.slots, len(recs), o.clients)
 
-	a, rss, err := benchAPI(o, acc.TestKey, recs)
+	ch := clickhousePID()
+	a, err := benchAPI(o, acc.TestKey, recs, ch)
 	if err != nil {
 		return err
 	}
@@ -88,19 +89,22 @@ func run(o options) error {
 		return fmt.Errorf("API stored %d of %d records (%v)", n, len(recs), err)
 	}
 	settle(ctx, db)
-	b, err := benchJSONEachRow(ctx, o, db, scope, recs)
+	b, err := benchJSONEachRow(ctx, o, db, scope, recs, ch)
 	if err != nil {
 		return err
 	}
 	settle(ctx, db)
-	c, err := benchNative(ctx, o, db)
+	c, err := benchNative(ctx, o, db, ch)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n(a) kwhouse PUT /meters/interval (%d-record JSON arrays): %9.0f records/s\n", o.arraySize, a)
-	fmt.Printf("(b) ClickHouse JSONEachRow over HTTP (curl, %d rows/request): %9.0f rows/s\n", o.arraySize, b)
-	fmt.Printf("(c) ClickHouse Native (clickhouse-client, 1 file/client):       %9.0f rows/s\n", c)
-	fmt.Printf("a/b = %.2f (target ≥ 1.00)   a/c = %.2f (target ≥ 0.55)   kwhouse peak RSS %.0f MiB\n", a/b, a/c, float64(rss)/(1<<20))
+	fmt.Printf("\n(a) kwhouse PUT /meters/interval (%d-record JSON arrays): %9.0f records/s\n", o.arraySize, a.rate)
+	fmt.Printf("(b) ClickHouse JSONEachRow over HTTP (curl, %d rows/request): %9.0f rows/s\n", o.arraySize, b.rate)
+	fmt.Printf("(c) ClickHouse Native (clickhouse-client, 1 file/client):       %9.0f rows/s\n", c.rate)
+	fmt.Printf("a/b = %.2f (target ≥ 1.00)   a/c = %.2f (target ≥ 0.55)   kwhouse peak RSS %.0f MiB\n",
+		a.rate/b.rate, a.rate/c.rate, float64(a.rss)/(1<<20))
+	fmt.Printf("CPU per row, µs (ClickHouse server / kwhouse): (a) %.2f / %.2f   (b) %.2f   (c) %.2f\n",
+		a.chCPU, a.kwCPU, b.chCPU, c.chCPU)
 	return dropDatabase(ctx, cfg)
 }
 
@@ -191,19 +195,26 @@ func parallel(c, n int, work func(i int) error) (time.Duration, error) {
 	return time.Since(start), first
 }
 
-func benchAPI(o options, key string, recs []record) (float64, int64, error) {
+// phase is what one side of the benchmark measured: rows/s, and CPU µs per row of the
+// ClickHouse server and (for the API) of kwhouse, over the timed window.
+type phase struct {
+	rate, chCPU, kwCPU float64
+	rss                int64
+}
+
+func benchAPI(o options, key string, recs []record, ch int) (phase, error) {
 	cmd := exec.Command(o.bin, "serve")
 	cmd.Env = append(os.Environ(), "KWHOUSE_CLICKHOUSE_ADDR="+o.chAddr, "KWHOUSE_CLICKHOUSE_DATABASE="+o.database,
 		"KWHOUSE_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(o.port), "KWHOUSE_AUTH_JWT_SECRET=bench-bench-bench-bench-bench-bench-42",
 		"KWHOUSE_LOG_LEVEL=warn", "KWHOUSE_HTTP_PPROF_ADDR="+os.Getenv("KWBENCH_PPROF"))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return 0, 0, fmt.Errorf("start %s: %w", o.bin, err)
+		return phase{}, fmt.Errorf("start %s: %w", o.bin, err)
 	}
 	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
 	base := "http://127.0.0.1:" + strconv.Itoa(o.port)
 	if err := waitReady(base); err != nil {
-		return 0, 0, err
+		return phase{}, err
 	}
 	parts := chunks(len(recs), o.arraySize)
 	bodies := make([][]byte, len(parts))
@@ -228,11 +239,14 @@ func benchAPI(o options, key string, recs []record) (float64, int64, error) {
 		}
 		return nil
 	}
+	cpu := startCPU(ch, cmd.Process.Pid)
 	d, err := parallel(o.clients, len(bodies)*o.repeat, func(i int) error { return put(i % len(bodies)) })
 	if err != nil {
-		return 0, 0, err
+		return phase{}, err
 	}
-	return float64(len(recs)*o.repeat) / d.Seconds(), peakRSS(cmd.Process.Pid), nil
+	n := len(recs) * o.repeat
+	us := cpu.perRow(n)
+	return phase{rate: float64(n) / d.Seconds(), chCPU: us[0], kwCPU: us[1], rss: peakRSS(cmd.Process.Pid)}, nil
 }
 
 func waitReady(base string) error {
@@ -265,13 +279,13 @@ func peakRSS(pid int) int64 {
 
 // benchJSONEachRow sends the same records, shaped as rows of a copy of meter_records,
 // to ClickHouse's HTTP interface with curl.
-func benchJSONEachRow(ctx context.Context, o options, db *chstore.DB, scope kwhouse.Scope, recs []record) (float64, error) {
+func benchJSONEachRow(ctx context.Context, o options, db *chstore.DB, scope kwhouse.Scope, recs []record, ch int) (phase, error) {
 	if err := db.Exec(ctx, chstore.Tool("CREATE TABLE bench_json AS meter_records")); err != nil {
-		return 0, err
+		return phase{}, err
 	}
 	dir, err := os.MkdirTemp("", "kwbench")
 	if err != nil {
-		return 0, err
+		return phase{}, err
 	}
 	defer os.RemoveAll(dir)
 	parts := chunks(len(recs), o.arraySize)
@@ -290,10 +304,11 @@ func benchJSONEachRow(ctx context.Context, o options, db *chstore.DB, scope kwho
 		}
 		files[i] = filepath.Join(dir, fmt.Sprintf("chunk%03d.ndjson", i))
 		if err := os.WriteFile(files[i], buf.Bytes(), 0o600); err != nil {
-			return 0, err
+			return phase{}, err
 		}
 	}
 	url := o.chHTTP + "/?database=" + o.database + "&query=" + strings.ReplaceAll("INSERT INTO bench_json FORMAT JSONEachRow", " ", "%20")
+	cpu := startCPU(ch)
 	d, err := parallel(o.clients, len(files), func(i int) error {
 		out, err := exec.Command("curl", "-sS", "--fail-with-body", "--data-binary", "@"+files[i], url).CombinedOutput()
 		if err != nil {
@@ -302,24 +317,24 @@ func benchJSONEachRow(ctx context.Context, o options, db *chstore.DB, scope kwho
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return phase{}, err
 	}
 	if n, err := count(ctx, db, "bench_json"); err != nil || n != uint64(len(recs)) {
-		return 0, fmt.Errorf("JSONEachRow stored %d of %d (%v)", n, len(recs), err)
+		return phase{}, fmt.Errorf("JSONEachRow stored %d of %d (%v)", n, len(recs), err)
 	}
-	return float64(len(recs)) / d.Seconds(), nil
+	return phase{rate: float64(len(recs)) / d.Seconds(), chCPU: cpu.perRow(len(recs))[0]}, nil
 }
 
 // benchNative exports bench_json in Native format, one file per client, and inserts the
 // files with clickhouse-client: ClickHouse's ceiling for these rows.
-func benchNative(ctx context.Context, o options, db *chstore.DB) (float64, error) {
+func benchNative(ctx context.Context, o options, db *chstore.DB, ch int) (phase, error) {
 	if err := db.Exec(ctx, chstore.Tool("CREATE TABLE bench_native AS meter_records")); err != nil {
-		return 0, err
+		return phase{}, err
 	}
 	host, port, _ := strings.Cut(o.chAddr, ":")
 	dir, err := os.MkdirTemp("", "kwbench")
 	if err != nil {
-		return 0, err
+		return phase{}, err
 	}
 	defer os.RemoveAll(dir)
 	files := make([]string, o.clients)
@@ -328,16 +343,17 @@ func benchNative(ctx context.Context, o options, db *chstore.DB) (float64, error
 		q := fmt.Sprintf("SELECT * FROM %s.bench_json WHERE cityHash64(record_reference_id) %% %d = %d FORMAT Native", o.database, o.clients, i)
 		out, err := os.Create(files[i])
 		if err != nil {
-			return 0, err
+			return phase{}, err
 		}
 		cmd := exec.Command("clickhouse-client", "--host", host, "--port", port, "--query", q)
 		cmd.Stdout = out
 		err = cmd.Run()
 		out.Close()
 		if err != nil {
-			return 0, fmt.Errorf("export native: %w", err)
+			return phase{}, fmt.Errorf("export native: %w", err)
 		}
 	}
+	cpu := startCPU(ch)
 	d, err := parallel(o.clients, len(files), func(i int) error {
 		in, err := os.Open(files[i])
 		if err != nil {
@@ -353,13 +369,13 @@ func benchNative(ctx context.Context, o options, db *chstore.DB) (float64, error
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return phase{}, err
 	}
 	n, err := count(ctx, db, "bench_native")
 	if err != nil {
-		return 0, err
+		return phase{}, err
 	}
-	return float64(n) / d.Seconds(), nil
+	return phase{rate: float64(n) / d.Seconds(), chCPU: cpu.perRow(int(n))[0]}, nil
 }
 
 func count(ctx context.Context, db *chstore.DB, table string) (uint64, error) {

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat times (100 on every Linux we run on).
+const clockTicks = 100
+
+// cpuSeconds is the user+system CPU a process has used, from /proc/PID/stat; 0 if unknown.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / clockTicks
+}
+
+// clickhousePID finds a local ClickHouse server process; 0 when there is none.
+func clickhousePID() int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if name := strings.TrimSpace(string(b)); strings.HasPrefix(name, "clickhouse") && name != "clickhouse-clie" {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			return pid
+		}
+	}
+	return 0
+}
+
+// cpuMeter measures the CPU that processes spend between start and stop.
+type cpuMeter struct {
+	pids  []int
+	start []float64
+}
+
+func startCPU(pids ...int) *cpuMeter {
+	m := &cpuMeter{pids: pids}
+	for _, p := range pids {
+		m.start = append(m.start, cpuSeconds(p))
+	}
+	return m
+}
+
+// perRow returns each process's CPU since start in microseconds per row.
+func (m *cpuMeter) perRow(rows int) []float64 {
+	out := make([]float64, len(m.pids))
+	for i, p := range m.pids {
+		if p != 0 {
+			out[i] = (cpuSeconds(p) - m.start[i]) * 1e6 / float64(rows)
+		}
+	}
+	return out
+}
