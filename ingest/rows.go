@@ -164,7 +164,7 @@ func (r *Rows) sortKeys() []sortKey {
 	for i := range keys {
 		keys[i] = sortKey{account: r.account[i], location: r.location[i], device: r.device[i],
 			small: uint64(r.live[i])<<56 | uint64(uint8(r.direction[i]))<<48 | uint64(uint8(r.tariffRate[i]))<<40 | uint64(uint32(r.start[i])),
-			end: r.end[i], row: int32(i)}
+			end:   r.end[i], row: int32(i)}
 	}
 	return keys
 }
