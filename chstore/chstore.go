@@ -52,7 +52,7 @@ func Open(ctx context.Context, cfg config.ClickHouse) (*DB, error) {
 
 func dial(cfg config.ClickHouse, database string) (driver.Conn, error) {
 	var compression *clickhouse.Compression
-	if cfg.Compression != "none" {
+	if cfg.WireCompression() == "lz4" {
 		compression = &clickhouse.Compression{Method: clickhouse.CompressionLZ4}
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{

@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -43,9 +44,25 @@ type ClickHouse struct {
 	MaxOpenConns     int           `mapstructure:"max_open_conns"`
 	MaxExecutionTime time.Duration `mapstructure:"max_execution_time"`
 	MaxMemoryUsage   int64         `mapstructure:"max_memory_usage"`
-	// Compression of the native protocol: lz4 (across a network) or none (loopback,
-	// where compressing costs both sides CPU and saves nothing).
+	// Compression of the native protocol: lz4 (across a network), none (loopback, where
+	// compressing costs both sides CPU and saves nothing) or auto (the default: none for
+	// a loopback address, lz4 otherwise).
 	Compression string `mapstructure:"compression"`
+}
+
+// WireCompression resolves Compression to what the connection uses: "lz4" or "none".
+func (c ClickHouse) WireCompression() string {
+	if c.Compression == "lz4" || c.Compression == "none" {
+		return c.Compression
+	}
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		host = c.Addr
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return "none"
+	}
+	return "lz4"
 }
 
 // Redis configures the cache and coordination store.
@@ -95,7 +112,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("clickhouse.max_open_conns", 32)
 	v.SetDefault("clickhouse.max_execution_time", 30*time.Second)
 	v.SetDefault("clickhouse.max_memory_usage", int64(4)<<30)
-	v.SetDefault("clickhouse.compression", "lz4")
+	v.SetDefault("clickhouse.compression", "auto")
 	v.SetDefault("redis.addr", "127.0.0.1:6379")
 	v.SetDefault("redis.password", "")
 	v.SetDefault("redis.db", 0)
@@ -107,7 +124,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)
 	v.SetDefault("ingest.flush_interval", 5*time.Millisecond)
-	v.SetDefault("ingest.flushers", 2)
+	v.SetDefault("ingest.flushers", 1)
 	v.SetDefault("ingest.flush_hold", 0)
 	v.SetDefault("ingest.queue_length", 64)
 	v.SetDefault("log.level", "info")

@@ -34,11 +34,12 @@ func TestEnvOverridesFileOverridesDefaults(t *testing.T) {
 
 func TestBadValuesFailNamingTheKey(t *testing.T) {
 	for env, key := range map[string]string{
-		"KWHOUSE_CLICKHOUSE_ADDR":     "clickhouse.addr",
-		"KWHOUSE_CLICKHOUSE_DATABASE": "clickhouse.database",
-		"KWHOUSE_REDIS_ADDR":          "redis.addr",
-		"KWHOUSE_HTTP_ADDR":           "http.addr",
-		"KWHOUSE_LOG_LEVEL":           "log.level",
+		"KWHOUSE_CLICKHOUSE_ADDR":        "clickhouse.addr",
+		"KWHOUSE_CLICKHOUSE_DATABASE":    "clickhouse.database",
+		"KWHOUSE_REDIS_ADDR":             "redis.addr",
+		"KWHOUSE_HTTP_ADDR":              "http.addr",
+		"KWHOUSE_LOG_LEVEL":              "log.level",
+		"KWHOUSE_CLICKHOUSE_COMPRESSION": "clickhouse.compression",
 	} {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv("KWHOUSE_AUTH_JWT_SECRET", secret)
@@ -59,5 +60,19 @@ func TestMissingNamedFileIsAnError(t *testing.T) {
 	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", secret)
 	if _, err := config.Load(config.New(), "/nonexistent/kwhouse.yaml"); err == nil {
 		t.Fatal("a config file named on the command line must exist")
+	}
+}
+
+func TestAutoCompressionIsOffOnlyOnLoopback(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:9000": "none", "localhost:9000": "none", "[::1]:9000": "none",
+		"10.0.0.7:9000": "lz4", "clickhouse.internal:9000": "lz4",
+	} {
+		if got := (config.ClickHouse{Addr: addr, Compression: "auto"}).WireCompression(); got != want {
+			t.Errorf("auto for %s: %s, want %s", addr, got, want)
+		}
+	}
+	if got := (config.ClickHouse{Addr: "127.0.0.1:9000", Compression: "lz4"}).WireCompression(); got != "lz4" {
+		t.Errorf("lz4 asked for on loopback: got %s", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 )
 
@@ -42,8 +43,8 @@ func (c *Config) Validate() error {
 	if c.ClickHouse.Cluster != "" && !validIdentifier(c.ClickHouse.Cluster) {
 		add("clickhouse.cluster", "must be letters, digits and underscores, got %q", c.ClickHouse.Cluster)
 	}
-	if c.ClickHouse.Compression != "lz4" && c.ClickHouse.Compression != "none" && c.ClickHouse.Compression != "" {
-		add("clickhouse.compression", "want lz4 or none, got %q", c.ClickHouse.Compression)
+	if !slices.Contains([]string{"auto", "lz4", "none", ""}, c.ClickHouse.Compression) {
+		add("clickhouse.compression", "want auto, lz4 or none, got %q", c.ClickHouse.Compression)
 	}
 	if c.ClickHouse.DialTimeout <= 0 {
 		add("clickhouse.dial_timeout", "must be positive")

@@ -1,10 +1,7 @@
 package ingest
 
 import (
-	"cmp"
-	"slices"
 	"sort"
-	"strings"
 
 	"github.com/kwhouse/kwhouse"
 )
@@ -55,42 +52,29 @@ func (r *Rows) add(scope kwhouse.Scope, rec *Record, batch string, version uint6
 	r.version = append(r.version, version)
 }
 
-// appendAll adds every row of o.
-func (r *Rows) appendAll(o *Rows) {
-	r.account = append(r.account, o.account...)
-	r.live = append(r.live, o.live...)
-	r.location = append(r.location, o.location...)
-	r.device = append(r.device, o.device...)
-	r.direction = append(r.direction, o.direction...)
-	r.tariffRate = append(r.tariffRate, o.tariffRate...)
-	r.start = append(r.start, o.start...)
-	r.end = append(r.end, o.end...)
-	r.energy = append(r.energy, o.energy...)
-	r.confidence = append(r.confidence, o.confidence...)
-	r.session = append(r.session, o.session...)
-	r.recordRef = append(r.recordRef, o.recordRef...)
-	r.batch = append(r.batch, o.batch...)
-	r.version = append(r.version, o.version...)
+// addFrom adds row i of o.
+func (r *Rows) addFrom(o *Rows, i int) {
+	r.account = append(r.account, o.account[i])
+	r.live = append(r.live, o.live[i])
+	r.location = append(r.location, o.location[i])
+	r.device = append(r.device, o.device[i])
+	r.direction = append(r.direction, o.direction[i])
+	r.tariffRate = append(r.tariffRate, o.tariffRate[i])
+	r.start = append(r.start, o.start[i])
+	r.end = append(r.end, o.end[i])
+	r.energy = append(r.energy, o.energy[i])
+	r.confidence = append(r.confidence, o.confidence[i])
+	r.session = append(r.session, o.session[i])
+	r.recordRef = append(r.recordRef, o.recordRef[i])
+	r.batch = append(r.batch, o.batch[i])
+	r.version = append(r.version, o.version[i])
 }
 
 // pick returns the rows at idx, in that order.
 func (r *Rows) pick(idx []int) *Rows {
 	out := newRows(len(idx))
 	for _, i := range idx {
-		out.account = append(out.account, r.account[i])
-		out.live = append(out.live, r.live[i])
-		out.location = append(out.location, r.location[i])
-		out.device = append(out.device, r.device[i])
-		out.direction = append(out.direction, r.direction[i])
-		out.tariffRate = append(out.tariffRate, r.tariffRate[i])
-		out.start = append(out.start, r.start[i])
-		out.end = append(out.end, r.end[i])
-		out.energy = append(out.energy, r.energy[i])
-		out.confidence = append(out.confidence, r.confidence[i])
-		out.session = append(out.session, r.session[i])
-		out.recordRef = append(out.recordRef, r.recordRef[i])
-		out.batch = append(out.batch, r.batch[i])
-		out.version = append(out.version, r.version[i])
+		out.addFrom(r, i)
 	}
 	return out
 }
@@ -131,60 +115,4 @@ func (r *Rows) byPartition(limit int) []*Rows {
 		out = append(out, r.pick(idx))
 	}
 	return out
-}
-
-// sortedByKey returns r ordered by meter_records' sorting key. ClickHouse skips its own
-// sort (and the copy of every column it implies) for a block that arrives in key order.
-func (r *Rows) sortedByKey() *Rows {
-	keys := r.sortKeys()
-	if slices.IsSortedFunc(keys, compareSortKeys) {
-		return r
-	}
-	// Rows with equal keys need no particular order: the version column decides.
-	slices.SortFunc(keys, compareSortKeys)
-	idx := make([]int, len(keys))
-	for i, k := range keys {
-		idx[i] = int(k.row)
-	}
-	return r.pick(idx)
-}
-
-// sortKey is one row's ORDER BY (account_id, live_mode, location_id, device_id,
-// direction, tariff_rate, start_time, end_time), packed so that a sort touches one
-// slice: the small columns share one integer, ordered as the key orders them.
-type sortKey struct {
-	account, location, device string
-	small                     uint64 // live_mode, direction, tariff_rate, start_time (32 bits, as DateTime)
-	end                       int64
-	row                       int32
-}
-
-func (r *Rows) sortKeys() []sortKey {
-	keys := make([]sortKey, r.Len())
-	for i := range keys {
-		keys[i] = sortKey{account: r.account[i], location: r.location[i], device: r.device[i],
-			small: uint64(r.live[i])<<56 | uint64(uint8(r.direction[i]))<<48 | uint64(uint8(r.tariffRate[i]))<<40 | uint64(uint32(r.start[i])),
-			end:   r.end[i], row: int32(i)}
-	}
-	return keys
-}
-
-// compareSortKeys compares strings bytewise, as ClickHouse does.
-func compareSortKeys(a, b sortKey) int {
-	if a.account != b.account {
-		return strings.Compare(a.account, b.account)
-	}
-	if a.small>>56 != b.small>>56 {
-		return cmp.Compare(a.small>>56, b.small>>56)
-	}
-	if c := strings.Compare(a.location, b.location); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.device, b.device); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.small, b.small); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.end, b.end)
 }

@@ -174,28 +174,20 @@ func (w *Writer) loop() {
 }
 
 func (w *Writer) flush(jobs []*job) error {
-	rows := jobs[0].rows
+	parts := make([]*Rows, 0, len(jobs))
 	var ex extras
 	for _, j := range jobs {
+		parts = append(parts, j.rows)
 		ex.batches = append(ex.batches, j.ex.batches...)
 		ex.seen = append(ex.seen, j.ex.seen...)
 	}
-	if len(jobs) > 1 {
-		n := 0
-		for _, j := range jobs {
-			n += j.rows.Len()
-		}
-		rows = newRows(n)
-		for _, j := range jobs {
-			rows.appendAll(j.rows)
-		}
-	}
+	rows := sortedBlock(parts)
 	// The insert runs on its own context: a request that gave up must not cut short a
 	// block other requests are waiting on.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	w.flushes.Add(1)
-	for _, block := range rows.sortedByKey().byPartition(MaxPartitionsPerInsert) {
+	for _, block := range rows.byPartition(MaxPartitionsPerInsert) {
 		if block.Len() == 0 {
 			continue // a flush of requests whose records all failed: only summaries to store
 		}

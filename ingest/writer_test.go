@@ -127,7 +127,7 @@ func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		scope := kwhouse.Scope{AccountID: pick("acc_b", "acc_a", "acc_ab"), LiveMode: rng.IntN(2) == 0}
 		dir := int8(1 + rng.IntN(2))
-		rec := Record{LocationID: pick("loc_Z", "loc_a", "loc_aa", "loc_\u00e9", "loc_"), DeviceID: pick("", "dev_1", "dev_10", "dev_2"),
+		rec := Record{LocationID: pick("loc_Z", "loc_a", "loc_aa", "loc_\u00e9", "loc_", "loc_abcd", "loc_abcd1", "loc_abcd0", "loc_abc\x00"), DeviceID: pick("", "dev_1", "dev_10", "dev_2"),
 			Direction: dir, TariffRate: int8(1 + rng.IntN(3)), Start: 1_700_006_400 + int64(rng.IntN(40))*900} // one day: one part
 		rec.End = rec.Start + int64(1+rng.IntN(3))*900
 		rows.add(scope, &rec, "bat_x", uint64(i+1))
@@ -149,7 +149,8 @@ func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
 		}
 		stored = append(stored, v)
 	}
-	sorted := rows.sortedByKey()
+	// As a flush sees it: the rows of three requests.
+	sorted := sortedBlock([]*Rows{rows.slice(0, 100), rows.slice(100, 350), rows.slice(350, 500)})
 	if len(stored) != sorted.Len() {
 		t.Fatalf("%d rows stored, want %d", len(stored), sorted.Len())
 	}
@@ -162,7 +163,7 @@ func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
 	if mismatches > 0 {
 		t.Errorf("%d of %d rows in another order than ClickHouse's", mismatches, len(stored))
 	}
-	if again := sorted.sortedByKey(); again != sorted {
+	if again := sortedBlock([]*Rows{sorted}); again != sorted {
 		t.Error("a sorted block was copied again instead of being recognised as sorted")
 	}
 }
