@@ -32,7 +32,7 @@ type sortKey struct {
 	group     uint32 // rank of the row's (account_id, live_mode) among the block's pairs
 	part      uint32
 	row       int32
-	locPrefix uint64 // location_id's first 8 bytes, big-endian, zero-padded
+	locPrefix uint64 // 8 bytes of location_id after the prefix every row shares ("loc_")
 	small     uint64 // direction, tariff_rate, start_time (DateTime: 32 bits)
 }
 
@@ -47,11 +47,12 @@ func sortKeys(parts []*Rows) []sortKey {
 		n += p.Len()
 	}
 	ranks := scopeRanks(parts)
+	skip := sharedPrefix(parts)
 	keys := make([]sortKey, 0, n)
 	for pi, p := range parts {
 		for i := range p.version {
 			keys = append(keys, sortKey{group: ranks[scopeKey{p.account[i], p.live[i]}], part: uint32(pi), row: int32(i),
-				locPrefix: prefix8(p.location[i]),
+				locPrefix: prefix8(p.location[i][skip:]),
 				small:     uint64(uint8(p.direction[i]))<<48 | uint64(uint8(p.tariffRate[i]))<<40 | uint64(uint32(p.start[i]))})
 		}
 	}
@@ -83,6 +84,27 @@ func scopeRanks(parts []*Rows) map[scopeKey]uint32 {
 		seen[k] = uint32(i)
 	}
 	return seen
+}
+
+// sharedPrefix is the length of the longest prefix every location_id of parts shares.
+func sharedPrefix(parts []*Rows) int {
+	var first string
+	shared := -1
+	for _, p := range parts {
+		for _, l := range p.location {
+			if shared < 0 {
+				first, shared = l, len(l)
+			}
+			shared = min(shared, len(l))
+			for i := 0; i < shared; i++ {
+				if l[i] != first[i] {
+					shared = i
+					break
+				}
+			}
+		}
+	}
+	return max(shared, 0)
 }
 
 // prefix8 orders as the string does wherever two prefixes differ: bytewise, a shorter
