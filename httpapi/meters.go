@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"io"
@@ -73,7 +74,7 @@ func readMeterBody(c *gin.Context, limit int64) ([]byte, error) {
 	default:
 		return nil, kwhouse.Invalid("invalid_encoding", "", "Content-Encoding %q is not supported (use gzip)", enc)
 	}
-	body, err := io.ReadAll(r)
+	body, err := readAll(r, c.Request.ContentLength, limit)
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -84,4 +85,12 @@ func readMeterBody(c *gin.Context, limit int64) ([]byte, error) {
 		return nil, tooLarge(limit)
 	}
 	return body, nil
+}
+
+// readAll reads r into a buffer sized from the announced length (io.ReadAll would regrow
+// and copy a multi-megabyte body a dozen times).
+func readAll(r io.Reader, announced, limit int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(announced, 0), limit)+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
