@@ -125,7 +125,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("ingest.flush_rows", 100000)
 	v.SetDefault("ingest.flush_interval", 5*time.Millisecond)
 	v.SetDefault("ingest.flushers", 1)
-	v.SetDefault("ingest.flush_hold", 0)
+	v.SetDefault("ingest.flush_hold", 20*time.Millisecond)
 	v.SetDefault("ingest.queue_length", 64)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "json")

@@ -198,6 +198,13 @@ func sortedColumns(m map[Column]string) []Column {
 func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (func(string) bool, error) {
 	now := s.now()
 	ask := s.known.missing(scope, ids, now)
+	if len(ask) > 0 {
+		// Concurrent requests of a scope often carry the same new ids (a fleet's first
+		// pushes): one looks them up, the others find them remembered.
+		unlock := s.locks.lock("known-ids/" + kind + "/" + scope.AccountID)
+		defer unlock()
+		ask = s.known.missing(scope, ask, s.now())
+	}
 	found := map[string]bool{}
 	ok := func(id string) bool {
 		if found[id] {
