@@ -17,6 +17,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/viper v1.21.0
 	github.com/testcontainers/testcontainers-go v0.45.0
+	golang.org/x/sync v0.24.0
 	golang.org/x/term v0.47.0
 )
 

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -205,33 +209,54 @@ func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind strin
 		defer unlock()
 		ask = s.known.missing(scope, ask, s.now())
 	}
-	found := map[string]bool{}
-	ok := func(id string) bool {
-		if found[id] {
-			return true
-		}
-		return s.known.has(scope, id, now)
+	found, err := s.lookUpIDs(ctx, scope, kind, ask, now)
+	if err != nil {
+		return nil, err
 	}
+	return func(id string) bool { return found[id] || s.known.has(scope, id, now) }, nil
+}
+
+// lookUpIDs asks ClickHouse which of ids exist, a thousand per query (the IN list must
+// stay under max_query_size) and up to four queries at once: ClickHouse spends about
+// 20 ms on each thousand literals, and a fleet's first push brings ten thousand.
+func (s *Store) lookUpIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string, now time.Time) (map[string]bool, error) {
 	const chunk = 1000
-	for from := 0; from < len(ask); from += chunk {
-		part := ask[from:min(from+chunk, len(ask))]
-		rows, err := s.db.Query(ctx, existingStmt, scope.AccountID, boolByte(scope.LiveMode), kind, chstore.Set(part))
-		if err != nil {
-			return nil, chstore.Classify(fmt.Errorf("check %s ids: %w", kind, err))
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("scan %s id: %w", kind, err)
+	var mu sync.Mutex
+	found := map[string]bool{}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for from := 0; from < len(ids); from += chunk {
+		part := ids[from:min(from+chunk, len(ids))]
+		g.Go(func() error {
+			got, err := s.existing(ctx, scope, kind, part)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, id := range got {
+				found[id] = true
+				s.known.add(scope, id, now)
 			}
-			found[id] = true
-			s.known.add(scope, id, now)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, chstore.Classify(err)
-		}
+			return err
+		})
 	}
-	return ok, nil
+	return found, g.Wait()
+}
+
+func (s *Store) existing(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) ([]string, error) {
+	rows, err := s.db.Query(ctx, existingStmt, scope.AccountID, boolByte(scope.LiveMode), kind, chstore.Set(ids))
+	if err != nil {
+		return nil, chstore.Classify(fmt.Errorf("check %s ids: %w", kind, err))
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("scan %s id: %w", kind, err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, chstore.Classify(fmt.Errorf("check %s ids: %w", kind, err))
+	}
+	return out, nil
 }
