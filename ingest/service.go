@@ -52,12 +52,13 @@ const (
 // SubmitInterval validates and stores the records of body. Records that fail validation
 // are reported in the batch; the others are durable when it returns without error.
 func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body []byte, format Format) (Batch, error) {
-	// While this body is decoded, a pending flush may wait for its rows (MaxHold).
+	// Until its rows are queued, a pending flush may wait for them (MaxHold).
 	queued := s.writer.expect()
 	defer queued()
 	// A record takes 100–250 bytes of JSON: room for the body's records up front saves
 	// regrowing (and copying) the slices as they arrive.
 	p := newParsed(min(len(body)/100, s.maxRecords) + 1)
+	p.queued = queued
 	decode := decodeArray
 	if format == NDJSON {
 		decode = decodeNDJSON
@@ -77,7 +78,6 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 	if err != nil {
 		return Batch{}, bodyError(err)
 	}
-	queued()
 	return s.store(ctx, scope, p)
 }
 
@@ -87,6 +87,9 @@ type parsed struct {
 	nums      []int // 1-based record numbers of records
 	failed    []FailedRecord
 	submitted int
+	// queued, when set, withdraws the request's announcement to the writer (expect) as
+	// its rows enter the queue.
+	queued func()
 }
 
 func newParsed(capacity int) *parsed {
@@ -123,7 +126,7 @@ func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed) (Ba
 	// The summary and last_seen rows ride the records' flush: one insert per table for
 	// all requests of a group commit, not one per request.
 	ex := extras{batches: []batchRow{{scope: scope, b: b}}, seen: seenRows(scope, p.records, b.TimeCreated)}
-	if err := s.writer.write(ctx, rows, ex); err != nil {
+	if err := s.writer.write(ctx, rows, ex, p.queued); err != nil {
 		return Batch{}, err
 	}
 	return b, nil

@@ -25,9 +25,9 @@ type WriterConfig struct {
 	MaxDelay    time.Duration
 	Flushers    int
 	QueueLength int
-	// MaxHold lets a flush wait up to this long (from its first rows) while requests
-	// that announced themselves with expect are still being decoded, so that busy
-	// moments write fewer, larger blocks. 0 turns it off.
+	// MaxHold, when set, changes the wait: a flush goes as soon as no request that
+	// announced itself (expect) is still on its way to the queue, and waits up to MaxHold
+	// while some are, so that busy moments write fewer, larger blocks. 0 turns it off.
 	MaxHold time.Duration
 }
 
@@ -95,16 +95,20 @@ func NewWriter(db *chstore.DB, cfg WriterConfig, log *slog.Logger) *Writer {
 // Write stores rows and returns once they are durable, or with the error that kept them
 // out (a 503 when ClickHouse is unreachable). Rows larger than MaxRows go in parts.
 func (w *Writer) Write(ctx context.Context, rows *Rows) error {
-	return w.write(ctx, rows, extras{})
+	return w.write(ctx, rows, extras{}, nil)
 }
 
 // write stores rows in parts of at most MaxRows; ex goes with the last part, so it is
-// stored only once every record is.
-func (w *Writer) write(ctx context.Context, rows *Rows, ex extras) error {
+// stored only once every record is. queued (if set) withdraws the request's expect just
+// before its last part enters the queue.
+func (w *Writer) write(ctx context.Context, rows *Rows, ex extras, queued func()) error {
 	n := rows.Len()
 	for from := 0; ; from += w.cfg.MaxRows {
 		to := min(from+w.cfg.MaxRows, n)
 		if to >= n {
+			if queued != nil {
+				queued()
+			}
 			return w.enqueue(ctx, rows.slice(from, to), ex)
 		}
 		if err := w.enqueue(ctx, rows.slice(from, to), extras{}); err != nil {
@@ -146,31 +150,62 @@ func (w *Writer) Close() {
 func (w *Writer) loop() {
 	defer w.wg.Done()
 	for first := range w.queue {
-		jobs, n := []*job{first}, first.rows.Len()
-		started := time.Now()
-		timer := time.NewTimer(w.cfg.MaxDelay)
-	collect:
-		for n < w.cfg.MaxRows {
-			select {
-			case j, ok := <-w.queue:
-				if !ok {
-					break collect
-				}
-				jobs, n = append(jobs, j), n+j.rows.Len()
-			case <-timer.C:
-				if w.incoming.Load() > 0 && time.Since(started) < w.cfg.MaxHold {
-					timer.Reset(w.cfg.MaxDelay) // more rows are being decoded: take them along
-					continue
-				}
-				break collect
-			}
-		}
-		timer.Stop()
+		jobs := w.collect(first)
 		err := w.flush(jobs)
 		for _, j := range jobs {
 			j.done <- err
 		}
 	}
+}
+
+// collect gathers the jobs of one flush, starting with first: until MaxRows are waiting
+// or MaxDelay has passed. With MaxHold set, the flush instead goes as soon as no
+// announced request is still on its way (at once for a lone request), and waits up to
+// MaxHold while some are.
+func (w *Writer) collect(first *job) []*job {
+	jobs, n := []*job{first}, first.rows.Len()
+	held := w.cfg.MaxHold > 0
+	if held && w.incoming.Load() == 0 {
+		return w.drain(jobs, n)
+	}
+	started := time.Now()
+	timer := time.NewTimer(w.cfg.MaxDelay)
+	defer timer.Stop()
+	for n < w.cfg.MaxRows {
+		select {
+		case j, ok := <-w.queue:
+			if !ok {
+				return jobs
+			}
+			jobs, n = append(jobs, j), n+j.rows.Len()
+			if held && w.incoming.Load() == 0 {
+				return w.drain(jobs, n)
+			}
+		case <-timer.C:
+			if w.incoming.Load() > 0 && time.Since(started) < w.cfg.MaxHold {
+				timer.Reset(w.cfg.MaxDelay) // more rows are being decoded: take them along
+				continue
+			}
+			return jobs
+		}
+	}
+	return jobs
+}
+
+// drain adds the jobs already queued (up to MaxRows) without waiting for more.
+func (w *Writer) drain(jobs []*job, n int) []*job {
+	for n < w.cfg.MaxRows {
+		select {
+		case j, ok := <-w.queue:
+			if !ok {
+				return jobs
+			}
+			jobs, n = append(jobs, j), n+j.rows.Len()
+		default:
+			return jobs
+		}
+	}
+	return jobs
 }
 
 func (w *Writer) flush(jobs []*job) error {
