@@ -25,9 +25,9 @@ type WriterConfig struct {
 	MaxDelay    time.Duration
 	Flushers    int
 	QueueLength int
-	// MaxHold, when set, changes the wait: a flush goes as soon as no request that
-	// announced itself (expect) is still on its way to the queue, and waits up to MaxHold
-	// while some are, so that busy moments write fewer, larger blocks. 0 turns it off.
+	// MaxHold lets a flush wait up to this long (from its first rows) while requests
+	// that announced themselves with expect have not queued their rows yet, so that busy
+	// moments write fewer, larger blocks. 0 turns it off.
 	MaxHold time.Duration
 }
 
@@ -159,15 +159,10 @@ func (w *Writer) loop() {
 }
 
 // collect gathers the jobs of one flush, starting with first: until MaxRows are waiting
-// or MaxDelay has passed. With MaxHold set, the flush instead goes as soon as no
-// announced request is still on its way (at once for a lone request), and waits up to
-// MaxHold while some are.
+// or MaxDelay has passed, and while announced requests are still on their way, up to
+// MaxHold.
 func (w *Writer) collect(first *job) []*job {
 	jobs, n := []*job{first}, first.rows.Len()
-	held := w.cfg.MaxHold > 0
-	if held && w.incoming.Load() == 0 {
-		return w.drain(jobs, n)
-	}
 	started := time.Now()
 	timer := time.NewTimer(w.cfg.MaxDelay)
 	defer timer.Stop()
@@ -178,30 +173,11 @@ func (w *Writer) collect(first *job) []*job {
 				return jobs
 			}
 			jobs, n = append(jobs, j), n+j.rows.Len()
-			if held && w.incoming.Load() == 0 {
-				return w.drain(jobs, n)
-			}
 		case <-timer.C:
 			if w.incoming.Load() > 0 && time.Since(started) < w.cfg.MaxHold {
-				timer.Reset(w.cfg.MaxDelay) // more rows are being decoded: take them along
+				timer.Reset(w.cfg.MaxDelay) // more rows are on their way: take them along
 				continue
 			}
-			return jobs
-		}
-	}
-	return jobs
-}
-
-// drain adds the jobs already queued (up to MaxRows) without waiting for more.
-func (w *Writer) drain(jobs []*job, n int) []*job {
-	for n < w.cfg.MaxRows {
-		select {
-		case j, ok := <-w.queue:
-			if !ok {
-				return jobs
-			}
-			jobs, n = append(jobs, j), n+j.rows.Len()
-		default:
 			return jobs
 		}
 	}

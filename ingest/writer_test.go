@@ -176,25 +176,3 @@ func sameKey(r *Rows, a, b uint64) bool {
 		r.device[i] == r.device[j] && r.direction[i] == r.direction[j] && r.tariffRate[i] == r.tariffRate[j] &&
 		r.start[i] == r.start[j] && r.end[i] == r.end[j]
 }
-
-// TestHeldFlushOfALoneRequestGoesAtOnce: with MaxHold set, a write that no other request
-// is following is flushed at once, not after MaxDelay.
-func TestHeldFlushOfALoneRequestGoesAtOnce(t *testing.T) {
-	db := testkit.ClickHouse(t)
-	w := NewWriter(db, WriterConfig{MaxRows: 1_000_000, MaxDelay: time.Hour, MaxHold: time.Hour,
-		Flushers: 1, QueueLength: 4}, testkit.Logger())
-	defer w.Close()
-	rows := &Rows{}
-	rows.add(kwhouse.Scope{AccountID: "acc_0123456789abcdef01234567"}, &Record{LocationID: "loc_0123456789abcdef01234567",
-		Direction: Import, TariffRate: Import, Start: 1_700_000_000, End: 1_700_001_800, EnergyWh: 1, Confidence: 1}, "", 1)
-	done := make(chan error, 1)
-	go func() { done <- w.write(context.Background(), rows, extras{}, w.expect()) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("a lone write was held back")
-	}
-}
