@@ -239,6 +239,13 @@ func meterSteps(r *run) {
 	r.call("batch", "PUT", "/meters/interval", recs)
 	r.call("batch resend", "PUT", "/meters/interval", recs[:3])
 	r.call("batch get", "GET", "/meters/batch?batch_id={batch}", nil)
+	// A push naming a thousand unknown locations: answered from one read of the scope's.
+	var strangers []any
+	for i := 0; i < 1000; i++ {
+		strangers = append(strangers, map[string]any{"location_id": fmt.Sprintf("loc_%024x", i+1),
+			"start_time": "2024-03-31T10:00:00Z", "end_time": "2024-03-31T10:15:00Z", "value": 1, "units": "WH"})
+	}
+	r.call("strangers", "PUT", "/meters/interval", strangers)
 	t0 := time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC).Unix()
 	r.call("register", "PUT", "/meters/cumulative/epoch", map[string]any{"location_id": "{loc}", "device_id": "{dev}", "units": "KWH",
 		"data": []any{map[string]any{"time": t0 + 3600, "value": 101.5}, map[string]any{"time": t0, "value": 100.0}}})

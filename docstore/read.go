@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -36,11 +32,8 @@ FROM documents
 WHERE account_id = ? AND live_mode = ? AND kind = ?`
 
 var (
-	getStmt      = chstore.Register("docstore.get", latestSelect+" AND id = ? GROUP BY id")
-	listStmt     = chstore.Register("docstore.list", latestSelect+" AND … GROUP BY id HAVING … ORDER BY … LIMIT ?")
-	existingStmt = chstore.Register("docstore.existing_ids", `SELECT id FROM documents
-		WHERE account_id = ? AND live_mode = ? AND kind = ? AND id IN ?
-		GROUP BY id HAVING argMax(deleted, version) = 0`)
+	getStmt  = chstore.Register("docstore.get", latestSelect+" AND id = ? GROUP BY id")
+	listStmt = chstore.Register("docstore.list", latestSelect+" AND … GROUP BY id HAVING … ORDER BY … LIMIT ?")
 )
 
 // Get returns the current version of a document, or a NotFound error when it does not
@@ -193,70 +186,4 @@ func sortedColumns(m map[Column]string) []Column {
 		}
 	}
 	return out
-}
-
-// ExistingIDs reports whether ids (duplicates allowed) are current, undeleted documents
-// of kind in scope: ok(id) answers for any of them. Positive answers are remembered for a
-// minute (this process forgets them on delete), which keeps id checks off the ingest hot
-// path.
-func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (func(string) bool, error) {
-	now := s.now()
-	ask := s.known.missing(scope, ids, now)
-	if len(ask) > 0 {
-		// Concurrent requests of a scope often carry the same new ids (a fleet's first
-		// pushes): one looks them up, the others find them remembered.
-		unlock := s.locks.lock("known-ids/" + kind + "/" + scope.AccountID)
-		defer unlock()
-		ask = s.known.missing(scope, ask, s.now())
-	}
-	found, err := s.lookUpIDs(ctx, scope, kind, ask, now)
-	if err != nil {
-		return nil, err
-	}
-	return func(id string) bool { return found[id] || s.known.has(scope, id, now) }, nil
-}
-
-// lookUpIDs asks ClickHouse which of ids exist, a thousand per query (the IN list must
-// stay under max_query_size) and up to four queries at once: ClickHouse spends about
-// 20 ms on each thousand literals, and a fleet's first push brings ten thousand.
-func (s *Store) lookUpIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string, now time.Time) (map[string]bool, error) {
-	const chunk = 1000
-	var mu sync.Mutex
-	found := map[string]bool{}
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for from := 0; from < len(ids); from += chunk {
-		part := ids[from:min(from+chunk, len(ids))]
-		g.Go(func() error {
-			got, err := s.existing(ctx, scope, kind, part)
-			mu.Lock()
-			defer mu.Unlock()
-			for _, id := range got {
-				found[id] = true
-				s.known.add(scope, id, now)
-			}
-			return err
-		})
-	}
-	return found, g.Wait()
-}
-
-func (s *Store) existing(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) ([]string, error) {
-	rows, err := s.db.Query(ctx, existingStmt, scope.AccountID, boolByte(scope.LiveMode), kind, chstore.Set(ids))
-	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("check %s ids: %w", kind, err))
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("scan %s id: %w", kind, err)
-		}
-		out = append(out, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, chstore.Classify(fmt.Errorf("check %s ids: %w", kind, err))
-	}
-	return out, nil
 }
