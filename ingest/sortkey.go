@@ -56,8 +56,8 @@ func sortKeys(parts []*Rows) []sortKey {
 	for pi, p := range parts {
 		for i := range p.version {
 			keys = append(keys, sortKey{
-				scope:  uint64(scopes[scopeKey{p.account[i], p.live[i]}])<<32 | uint64(locations[p.location[i]]),
-				device: uint64(devices[p.device[i]])<<16 | uint64(uint8(p.direction[i]))<<8 | uint64(uint8(p.tariffRate[i])),
+				scope:  uint64(scopes[pi][i])<<32 | uint64(locations[pi][i]),
+				device: uint64(devices[pi][i])<<16 | uint64(uint8(p.direction[i]))<<8 | uint64(uint8(p.tariffRate[i])),
 				time:   uint64(uint32(p.start[i]))<<32 | uint64(uint32(p.end[i])),
 				part:   uint32(pi), row: uint32(i)})
 		}
@@ -77,28 +77,45 @@ func compareScopes(a, b scopeKey) int {
 	return cmp.Compare(a.live, b.live)
 }
 
-// rank numbers the distinct values of a column of parts in the order compare gives
-// them: strings bytewise, as ClickHouse compares them.
-func rank[K comparable](parts []*Rows, value func(p *Rows, i int) K, compare func(a, b K) int) map[K]uint32 {
-	ranks := map[K]uint32{}
+// rank gives every row of parts the rank of its value of a column among the column's
+// distinct values, in the order compare gives them (strings bytewise, as ClickHouse
+// compares them): ranks[part][row].
+func rank[K comparable](parts []*Rows, value func(p *Rows, i int) K, compare func(a, b K) int) [][]uint32 {
+	index := map[K]uint32{} // value → place in distinct
 	var distinct []K
-	for _, p := range parts {
+	ranks := make([][]uint32, len(parts))
+	for pi, p := range parts {
+		ranks[pi] = make([]uint32, p.Len())
 		var last K
-		for i := range p.version {
+		for i := range ranks[pi] {
 			v := value(p, i)
 			if i > 0 && v == last {
-				continue // runs of one value (a request's scope, a location's readings) skip the map
+				ranks[pi][i] = ranks[pi][i-1] // runs of one value (a request's scope) skip the map
+				continue
 			}
 			last = v
-			if _, ok := ranks[v]; !ok {
-				ranks[v] = 0
+			d, ok := index[v]
+			if !ok {
+				d = uint32(len(distinct))
+				index[v] = d
 				distinct = append(distinct, v)
 			}
+			ranks[pi][i] = d
 		}
 	}
-	slices.SortFunc(distinct, compare)
-	for i, v := range distinct {
-		ranks[v] = uint32(i)
+	order := make([]uint32, len(distinct))
+	for d := range order {
+		order[d] = uint32(d)
+	}
+	slices.SortFunc(order, func(a, b uint32) int { return compare(distinct[a], distinct[b]) })
+	rankOf := make([]uint32, len(distinct))
+	for r, d := range order {
+		rankOf[d] = uint32(r)
+	}
+	for _, rs := range ranks {
+		for i, d := range rs {
+			rs[i] = rankOf[d]
+		}
 	}
 	return ranks
 }
