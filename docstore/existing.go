@@ -75,7 +75,7 @@ func (s *Store) lookUpIDs(ctx context.Context, scope kwhouse.Scope, kind string,
 func (s *Store) scanIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (map[string]bool, error) {
 	asked := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		asked[id] = false
+		asked[id] = true
 	}
 	all, err := s.queryIDs(ctx, allIDsStmt, scope.AccountID, boolByte(scope.LiveMode), kind)
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Store) scanIDs(ctx context.Context, scope kwhouse.Scope, kind string, i
 	}
 	found := map[string]bool{}
 	for _, id := range all {
-		if _, ok := asked[id]; ok {
+		if asked[id] {
 			found[id] = true
 		}
 	}

@@ -95,7 +95,7 @@ func (l *loader) flush(ctx context.Context) error {
 		return nil
 	}
 	l.chunk = newChunk()
-	b, err := l.s.store(ctx, l.scope, c.p)
+	b, err := l.s.store(ctx, l.scope, c.p, nil)
 	if err != nil {
 		return err
 	}

@@ -152,7 +152,7 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 		}
 		prev = r
 	}
-	b, err := s.store(ctx, scope, p)
+	b, err := s.store(ctx, scope, p, nil)
 	if err != nil {
 		return Batch{}, err
 	}

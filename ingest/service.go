@@ -58,7 +58,6 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 	// A record takes 100–250 bytes of JSON: room for the body's records up front saves
 	// regrowing (and copying) the slices as they arrive.
 	p := newParsed(min(len(body)/100, s.maxRecords) + 1)
-	p.queued = queued
 	decode := decodeArray
 	if format == NDJSON {
 		decode = decodeNDJSON
@@ -78,7 +77,7 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 	if err != nil {
 		return Batch{}, bodyError(err)
 	}
-	return s.store(ctx, scope, p)
+	return s.store(ctx, scope, p, queued)
 }
 
 // parsed holds a request's records after validation.
@@ -87,9 +86,6 @@ type parsed struct {
 	nums      []int // 1-based record numbers of records
 	failed    []FailedRecord
 	submitted int
-	// queued, when set, withdraws the request's announcement to the writer (expect) as
-	// its rows enter the queue.
-	queued func()
 }
 
 func newParsed(capacity int) *parsed {
@@ -106,8 +102,10 @@ func (p *parsed) fail(num int, ref, problem string) {
 	p.submitted++
 }
 
-// store checks ownership, writes the accepted records and the batch summary.
-func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed) (Batch, error) {
+// store checks ownership, writes the accepted records and the batch summary. queued, when
+// set, withdraws the request's announcement to the writer (expect) as its rows enter the
+// queue.
+func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed, queued func()) (Batch, error) {
 	if err := s.checkOwners(ctx, scope, p); err != nil {
 		return Batch{}, err
 	}
@@ -126,7 +124,7 @@ func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed) (Ba
 	// The summary and last_seen rows ride the records' flush: one insert per table for
 	// all requests of a group commit, not one per request.
 	ex := extras{batches: []batchRow{{scope: scope, b: b}}, seen: seenRows(scope, p.records, b.TimeCreated)}
-	if err := s.writer.write(ctx, rows, ex, p.queued); err != nil {
+	if err := s.writer.write(ctx, rows, ex, queued); err != nil {
 		return Batch{}, err
 	}
 	return b, nil
