@@ -33,6 +33,7 @@ type options struct {
 	locations, slots, clients, arraySize int
 	chAddr, chHTTP, bin, database        string
 	port, repeat                         int
+	cpuProfile                           string
 }
 
 func main() {
@@ -47,6 +48,7 @@ func main() {
 	flag.StringVar(&o.database, "database", "kwbench_ingest", "database (dropped and recreated)")
 	flag.IntVar(&o.port, "port", 18080, "port for the kwhouse under test")
 	flag.IntVar(&o.repeat, "repeat", 1, "send the records this many times (longer runs for profiling)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write kwhouse's CPU profile over phase (a) to this file")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatal(err)
@@ -105,6 +107,7 @@ func run(o options) error {
 		a.rate/b.rate, a.rate/c.rate, float64(a.rss)/(1<<20))
 	fmt.Printf("CPU per row, µs (ClickHouse server / kwhouse): (a) %.2f / %.2f   (b) %.2f   (c) %.2f\n",
 		a.chCPU, a.kwCPU, b.chCPU, c.chCPU)
+	fmt.Printf("kwhouse in (a): %.0f%% of its CPU in the kernel, %d page faults\n", 100*a.kwSysShare, a.kwFaults)
 	return dropDatabase(ctx, cfg)
 }
 
@@ -200,13 +203,15 @@ func parallel(c, n int, work func(i int) error) (time.Duration, error) {
 type phase struct {
 	rate, chCPU, kwCPU float64
 	rss                int64
+	kwSysShare         float64 // of kwhouse's CPU, the part spent in the kernel
+	kwFaults           int64   // kwhouse's minor page faults in the window
 }
 
 func benchAPI(o options, key string, recs []record, ch int) (phase, error) {
 	cmd := exec.Command(o.bin, "serve")
 	cmd.Env = append(os.Environ(), "KWHOUSE_CLICKHOUSE_ADDR="+o.chAddr, "KWHOUSE_CLICKHOUSE_DATABASE="+o.database,
 		"KWHOUSE_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(o.port), "KWHOUSE_AUTH_JWT_SECRET=bench-bench-bench-bench-bench-bench-42",
-		"KWHOUSE_LOG_LEVEL=warn", "KWHOUSE_HTTP_PPROF_ADDR="+os.Getenv("KWBENCH_PPROF"))
+		"KWHOUSE_LOG_LEVEL=warn", "KWHOUSE_HTTP_PPROF_ADDR="+pprofAddr(o))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return phase{}, fmt.Errorf("start %s: %w", o.bin, err)
@@ -239,14 +244,25 @@ func benchAPI(o options, key string, recs []record, ch int) (phase, error) {
 		}
 		return nil
 	}
+	prof := startProfile(o)
+	kw0 := readProcTimes(cmd.Process.Pid)
 	cpu := startCPU(ch, cmd.Process.Pid)
 	d, err := parallel(o.clients, len(bodies)*o.repeat, func(i int) error { return put(i % len(bodies)) })
 	if err != nil {
 		return phase{}, err
 	}
+	if err := prof.stop(); err != nil {
+		return phase{}, err
+	}
 	n := len(recs) * o.repeat
 	us := cpu.perRow(n)
-	return phase{rate: float64(n) / d.Seconds(), chCPU: us[0], kwCPU: us[1], rss: peakRSS(cmd.Process.Pid)}, nil
+	kw1 := readProcTimes(cmd.Process.Pid)
+	p := phase{rate: float64(n) / d.Seconds(), chCPU: us[0], kwCPU: us[1], rss: peakRSS(cmd.Process.Pid),
+		kwFaults: kw1.faults - kw0.faults}
+	if used := kw1.user + kw1.sys - kw0.user - kw0.sys; used > 0 {
+		p.kwSysShare = (kw1.sys - kw0.sys) / used
+	}
+	return p, nil
 }
 
 func waitReady(base string) error {

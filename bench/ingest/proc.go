@@ -11,24 +11,37 @@ import (
 // clockTicks is USER_HZ, the unit of /proc/PID/stat times (100 on every Linux we run on).
 const clockTicks = 100
 
-// cpuSeconds is the user+system CPU a process has used, from /proc/PID/stat; 0 if unknown.
-func cpuSeconds(pid int) float64 {
+// procTimes is what /proc/PID/stat says a process has used so far.
+type procTimes struct {
+	user, sys float64 // CPU seconds
+	faults    int64   // minor page faults: first touches of memory
+}
+
+// readProcTimes reads /proc/PID/stat; zero if unknown.
+func readProcTimes(pid int) procTimes {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return procTimes{}
 	}
 	// Fields after the command name, which is in parentheses and may hold spaces.
 	i := strings.LastIndexByte(string(b), ')')
 	if i < 0 {
-		return 0
+		return procTimes{}
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0
+		return procTimes{}
 	}
+	minflt, _ := strconv.ParseInt(f[7], 10, 64)
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / clockTicks
+	return procTimes{user: utime / clockTicks, sys: stime / clockTicks, faults: minflt}
+}
+
+// cpuSeconds is the user+system CPU a process has used; 0 if unknown.
+func cpuSeconds(pid int) float64 {
+	t := readProcTimes(pid)
+	return t.user + t.sys
 }
 
 // clickhousePID finds a local ClickHouse server process; 0 when there is none.
