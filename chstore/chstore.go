@@ -4,6 +4,7 @@ package chstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,6 +22,7 @@ type DB struct {
 	// records which statements a run covered).
 	Observe func(Statement)
 	engine  Engine
+	bulk    Engine // InsertBulk's pool: the same as engine unless Open made one
 	version driver.ServerVersion
 	read    Settings
 	write   Settings
@@ -28,7 +30,7 @@ type DB struct {
 
 // NewDB returns a DB that runs on engine, a server of version v.
 func NewDB(engine Engine, cfg config.ClickHouse, v driver.ServerVersion) *DB {
-	db := &DB{Database: cfg.Database, Cluster: cfg.Cluster, engine: engine, version: v}
+	db := &DB{Database: cfg.Database, Cluster: cfg.Cluster, engine: engine, bulk: engine, version: v}
 	db.read, db.write = settingsFor(v, cfg)
 	return db
 }
@@ -47,7 +49,14 @@ func Open(ctx context.Context, cfg config.ClickHouse) (*DB, error) {
 		conn.Close()
 		return nil, Classify(fmt.Errorf("clickhouse server version: %w", err))
 	}
-	return NewDB(native{conn}, cfg, *v), nil
+	bulk, err := dial(cfg, cfg.Database)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	db := NewDB(native{conn}, cfg, *v)
+	db.bulk = native{bulk}
+	return db, nil
 }
 
 func dial(cfg config.ClickHouse, database string) (driver.Conn, error) {
@@ -127,8 +136,14 @@ func (db *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the pool.
-func (db *DB) Close() error { return db.engine.Close() }
+// Close closes the pools.
+func (db *DB) Close() error {
+	err := db.engine.Close()
+	if db.bulk != db.engine {
+		err = errors.Join(err, db.bulk.Close())
+	}
+	return err
+}
 
 // OnCluster returns "ON CLUSTER name" in cluster mode, else "".
 func (db *DB) OnCluster() string {

@@ -81,7 +81,9 @@ func (n native) Exec(ctx context.Context, s Settings, q string) error {
 }
 
 func (n native) PrepareBatch(ctx context.Context, s Settings, q string) (Batch, error) {
+	disarm := stringSizes.arm(sizesFrom(ctx))
 	b, err := n.conn.PrepareBatch(n.ctx(ctx, s), q)
+	disarm()
 	if err != nil {
 		return nil, err
 	}
