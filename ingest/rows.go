@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"sort"
-
 	"github.com/kwhouse/kwhouse"
 )
 
@@ -52,67 +50,10 @@ func (r *Rows) add(scope kwhouse.Scope, rec *Record, batch string, version uint6
 	r.version = append(r.version, version)
 }
 
-// addFrom adds row i of o.
-func (r *Rows) addFrom(o *Rows, i int) {
-	r.account = append(r.account, o.account[i])
-	r.live = append(r.live, o.live[i])
-	r.location = append(r.location, o.location[i])
-	r.device = append(r.device, o.device[i])
-	r.direction = append(r.direction, o.direction[i])
-	r.tariffRate = append(r.tariffRate, o.tariffRate[i])
-	r.start = append(r.start, o.start[i])
-	r.end = append(r.end, o.end[i])
-	r.energy = append(r.energy, o.energy[i])
-	r.confidence = append(r.confidence, o.confidence[i])
-	r.session = append(r.session, o.session[i])
-	r.recordRef = append(r.recordRef, o.recordRef[i])
-	r.batch = append(r.batch, o.batch[i])
-	r.version = append(r.version, o.version[i])
-}
-
-// pick returns the rows at idx, in that order.
-func (r *Rows) pick(idx []int) *Rows {
-	out := newRows(len(idx))
-	for _, i := range idx {
-		out.addFrom(r, i)
-	}
-	return out
-}
-
 // slice returns rows [from, to) sharing storage with r.
 func (r *Rows) slice(from, to int) *Rows {
 	return &Rows{account: r.account[from:to], live: r.live[from:to], location: r.location[from:to],
 		device: r.device[from:to], direction: r.direction[from:to], tariffRate: r.tariffRate[from:to],
 		start: r.start[from:to], end: r.end[from:to], energy: r.energy[from:to], confidence: r.confidence[from:to],
 		session: r.session[from:to], recordRef: r.recordRef[from:to], batch: r.batch[from:to], version: r.version[from:to]}
-}
-
-// MaxPartitionsPerInsert is ClickHouse's default max_partitions_per_insert_block.
-const MaxPartitionsPerInsert = 100
-
-// byPartition cuts r into blocks that each touch at most limit UTC days of start_time
-// (the partitions of meter_records). Rows keep their order within a day.
-func (r *Rows) byPartition(limit int) []*Rows {
-	days := map[int64][]int{}
-	for i, s := range r.start {
-		d := s / 86400
-		days[d] = append(days[d], i)
-	}
-	if len(days) <= limit {
-		return []*Rows{r}
-	}
-	keys := make([]int64, 0, len(days))
-	for d := range days {
-		keys = append(keys, d)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	var out []*Rows
-	for from := 0; from < len(keys); from += limit {
-		var idx []int
-		for _, d := range keys[from:min(from+limit, len(keys))] {
-			idx = append(idx, days[d]...)
-		}
-		out = append(out, r.pick(idx))
-	}
-	return out
 }

@@ -9,19 +9,14 @@ import (
 // sortedBlock returns the rows of parts as one block in meter_records' sorting-key order
 // (account_id, live_mode, location_id, device_id, direction, tariff_rate, start_time,
 // end_time). ClickHouse skips its own sort, and the copy of every column it implies, for
-// a block that arrives in key order. A single part already in order is returned as is.
-func sortedBlock(parts []*Rows) *Rows {
+// a block that arrives in key order.
+func sortedBlock(parts []*Rows) block {
 	keys := sortKeys(parts)
-	if len(parts) == 1 && slices.IsSortedFunc(keys, compareSortKeys) {
-		return parts[0]
+	if !slices.IsSortedFunc(keys, compareSortKeys) {
+		// Rows with equal keys need no particular order: the version column decides.
+		slices.SortFunc(keys, compareSortKeys)
 	}
-	// Rows with equal keys need no particular order: the version column decides.
-	slices.SortFunc(keys, compareSortKeys)
-	out := newRows(len(keys))
-	for _, k := range keys {
-		out.addFrom(parts[k.part], int(k.row))
-	}
-	return out
+	return block{parts: parts, keys: keys}
 }
 
 // sortKey is one row's sorting key in integers: each string column is replaced by the

@@ -149,9 +149,10 @@ func (w *Writer) Close() {
 
 func (w *Writer) loop() {
 	defer w.wg.Done()
+	var buffers columnBuffers
 	for first := range w.queue {
 		jobs := w.collect(first)
-		err := w.flush(jobs)
+		err := w.flush(jobs, &buffers)
 		for _, j := range jobs {
 			j.done <- err
 		}
@@ -184,7 +185,7 @@ func (w *Writer) collect(first *job) []*job {
 	return jobs
 }
 
-func (w *Writer) flush(jobs []*job) error {
+func (w *Writer) flush(jobs []*job, buffers *columnBuffers) error {
 	parts := make([]*Rows, 0, len(jobs))
 	var ex extras
 	for _, j := range jobs {
@@ -192,22 +193,21 @@ func (w *Writer) flush(jobs []*job) error {
 		ex.batches = append(ex.batches, j.ex.batches...)
 		ex.seen = append(ex.seen, j.ex.seen...)
 	}
-	rows := sortedBlock(parts)
 	// The insert runs on its own context: a request that gave up must not cut short a
 	// block other requests are waiting on.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	w.flushes.Add(1)
-	for _, block := range rows.byPartition(MaxPartitionsPerInsert) {
-		if block.Len() == 0 {
+	for _, b := range sortedBlock(parts).byPartition(MaxPartitionsPerInsert) {
+		if b.Len() == 0 {
 			continue // a flush of requests whose records all failed: only summaries to store
 		}
-		if err := w.insert(ctx, block); err != nil {
-			w.log.Warn("meter insert failed", "rows", block.Len(), "err", err)
+		if err := w.insert(ctx, b, buffers); err != nil {
+			w.log.Warn("meter insert failed", "rows", b.Len(), "err", err)
 			return err
 		}
 		w.inserts.Add(1)
-		w.rows.Add(int64(block.Len()))
+		w.rows.Add(int64(b.Len()))
 	}
 	// After the records: a summary or last_seen is never stored for records that are not.
 	if len(ex.batches) > 0 {
@@ -223,21 +223,19 @@ func (w *Writer) flush(jobs []*job) error {
 	return nil
 }
 
-func (w *Writer) insert(ctx context.Context, r *Rows) error {
-	b, err := w.db.Insert(ctx, insertRecordsStmt)
+func (w *Writer) insert(ctx context.Context, blk block, buffers *columnBuffers) error {
+	b, err := w.db.InsertBulk(ctx, insertRecordsStmt, blk.stringSizes())
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("prepare meter insert: %w", err))
 	}
-	cols := []any{r.account, r.live, r.location, r.device, r.direction, r.tariffRate, r.start, r.end,
-		r.energy, r.confidence, r.session, r.recordRef, r.batch, r.version}
-	for i, c := range cols {
-		if err := b.Column(i).Append(c); err != nil {
+	for i := 0; i < insertColumns; i++ {
+		if err := b.Column(i).Append(buffers.column(blk, i)); err != nil {
 			_ = b.Abort()
 			return fmt.Errorf("meter insert column %d: %w", i, err)
 		}
 	}
 	if err := b.Send(); err != nil {
-		return chstore.Classify(fmt.Errorf("send meter insert of %d rows: %w", r.Len(), err))
+		return chstore.Classify(fmt.Errorf("send meter insert of %d rows: %w", blk.Len(), err))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -60,20 +61,23 @@ func TestBlocksNeverSpanMoreThan100Days(t *testing.T) {
 			rows.add(scope, &rec, "", uint64(d*3+h))
 		}
 	}
-	blocks := rows.byPartition(MaxPartitionsPerInsert)
-	total := 0
+	// As a flush sees it: two requests, the second's days interleaved with the first's.
+	blocks := sortedBlock([]*Rows{rows.slice(0, 400), rows.slice(400, 750)}).byPartition(MaxPartitionsPerInsert)
+	total, seen := 0, map[uint64]bool{}
 	for _, b := range blocks {
 		days := map[int64]bool{}
-		for _, s := range b.start {
-			days[s/86400] = true
+		for _, k := range b.keys {
+			p := b.parts[k.part]
+			days[p.start[k.row]/86400] = true
+			seen[p.version[k.row]] = true
 		}
 		if len(days) > 100 {
 			t.Errorf("a block spans %d days", len(days))
 		}
 		total += b.Len()
 	}
-	if len(blocks) != 3 || total != 750 {
-		t.Errorf("%d blocks with %d rows, want 3 blocks with 750", len(blocks), total)
+	if len(blocks) != 3 || total != 750 || len(seen) != 750 {
+		t.Errorf("%d blocks with %d rows (%d distinct), want 3 blocks with 750", len(blocks), total, len(seen))
 	}
 }
 
@@ -133,7 +137,7 @@ func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
 		rows.add(scope, &rec, "bat_x", uint64(i+1))
 	}
 	// The unsorted block: ClickHouse sorts it.
-	if err := w.insert(context.Background(), rows); err != nil {
+	if err := w.insert(context.Background(), inOrder([]*Rows{rows}), &columnBuffers{}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := db.Query(context.Background(), chstore.Tool("SELECT version FROM meter_records SETTINGS max_threads = 1"))
@@ -154,17 +158,16 @@ func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
 	if len(stored) != sorted.Len() {
 		t.Fatalf("%d rows stored, want %d", len(stored), sorted.Len())
 	}
+	// The columns the insert sends, gathered in the block's order.
+	versions := new(columnBuffers).column(sorted, insertColumns-1).([]uint64)
 	mismatches := 0
 	for i, v := range stored {
-		if v != sorted.version[i] && !sameKey(rows, v, sorted.version[i]) {
+		if v != versions[i] && !sameKey(rows, v, versions[i]) {
 			mismatches++
 		}
 	}
 	if mismatches > 0 {
 		t.Errorf("%d of %d rows in another order than ClickHouse's", mismatches, len(stored))
-	}
-	if again := sortedBlock([]*Rows{sorted}); again != sorted {
-		t.Error("a sorted block was copied again instead of being recognised as sorted")
 	}
 }
 
@@ -175,4 +178,71 @@ func sameKey(r *Rows, a, b uint64) bool {
 	return r.account[i] == r.account[j] && r.live[i] == r.live[j] && r.location[i] == r.location[j] &&
 		r.device[i] == r.device[j] && r.direction[i] == r.direction[j] && r.tariffRate[i] == r.tariffRate[j] &&
 		r.start[i] == r.start[j] && r.end[i] == r.end[j]
+}
+
+// TestFlushStoresEveryColumnOfEveryRequest: requests that share one flush are gathered
+// column by column in sorting-key order; every stored row must still carry its own values
+// in every column.
+func TestFlushStoresEveryColumnOfEveryRequest(t *testing.T) {
+	db := testkit.ClickHouse(t)
+	const requests, each = 3, 40
+	w := NewWriter(db, WriterConfig{MaxRows: requests * each, MaxDelay: time.Hour, Flushers: 1, QueueLength: 4}, testkit.Logger())
+	defer w.Close()
+	want := map[uint64]string{}
+	parts := make([]*Rows, requests)
+	for r := range parts {
+		parts[r] = &Rows{}
+		for i := 0; i < each; i++ {
+			v := uint64(r*each + i + 1)
+			scope := kwhouse.Scope{AccountID: fmt.Sprintf("acc_%024d", (v*7)%5), LiveMode: v%2 == 0}
+			rec := Record{LocationID: fmt.Sprintf("loc_%024d", (v*13)%11), DeviceID: fmt.Sprintf("dev_%024d", v%3),
+				Direction: int8(1 + v%2), TariffRate: int8(1 + v%3), Start: 1_700_000_000 + int64(v%17)*900,
+				EnergyWh: float64(v) * 1.5, Confidence: float64(v%10) / 10, SessionRef: fmt.Sprint("s", v), RecordRef: fmt.Sprint("r", v)}
+			rec.End = rec.Start + 900 + int64(v%2)*900
+			parts[r].add(scope, &rec, fmt.Sprintf("bat_%024d", r), v)
+			want[v] = fmt.Sprint(scope.AccountID, scope.LiveMode, rec.LocationID, rec.DeviceID, DirectionName(rec.Direction),
+				DirectionName(rec.TariffRate), rec.Start, rec.End, rec.EnergyWh, rec.Confidence, rec.SessionRef, rec.RecordRef,
+				fmt.Sprintf("bat_%024d", r))
+		}
+	}
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Write(context.Background(), p); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if st := w.Stats(); st.Flushes != 1 {
+		t.Fatalf("%d flushes, want the requests in one", st.Flushes)
+	}
+	res, err := db.Query(context.Background(), chstore.Tool(`SELECT version, account_id, live_mode, location_id, device_id,
+		toString(direction), toString(tariff_rate), toUInt32(start_time), toUInt32(end_time), energy_wh, confidence,
+		session_reference_id, record_reference_id, batch_id FROM meter_records`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	n := 0
+	for res.Next() {
+		var v uint64
+		var acc, loc, dev, dir, rate, sess, ref, bat string
+		var live uint8
+		var start, end uint32
+		var energy, conf float64
+		if err := res.Scan(&v, &acc, &live, &loc, &dev, &dir, &rate, &start, &end, &energy, &conf, &sess, &ref, &bat); err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(acc, live == 1, loc, dev, dir, rate, int64(start), int64(end), energy, conf, sess, ref, bat)
+		if got != want[v] {
+			t.Errorf("row %d stored as\n%s\nwant\n%s", v, got, want[v])
+		}
+		n++
+	}
+	if n != requests*each {
+		t.Errorf("%d rows stored, want %d", n, requests*each)
+	}
 }

@@ -1,0 +1,147 @@
+package ingest
+
+import (
+	"slices"
+
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+// block is the rows of one insert: the rows of parts that keys name, in the order of keys.
+// A flush's requests keep their own Rows; the block only orders them, and each column is
+// gathered in that order as it is handed to the driver, so no sorted copy of the whole
+// flush is ever made.
+type block struct {
+	parts []*Rows
+	keys  []sortKey
+}
+
+// inOrder is a block of parts' rows as they are, part after part.
+func inOrder(parts []*Rows) block {
+	b := block{parts: parts}
+	for pi, p := range parts {
+		for i := range p.version {
+			b.keys = append(b.keys, sortKey{part: uint32(pi), row: uint32(i)})
+		}
+	}
+	return b
+}
+
+// Len is the number of rows.
+func (b block) Len() int { return len(b.keys) }
+
+// MaxPartitionsPerInsert is ClickHouse's default max_partitions_per_insert_block.
+const MaxPartitionsPerInsert = 100
+
+// byPartition cuts b into blocks that each touch at most limit UTC days of start_time
+// (the partitions of meter_records). Rows keep their order within a day.
+func (b block) byPartition(limit int) []block {
+	days := map[int64]int{} // day → rows
+	for _, k := range b.keys {
+		days[b.parts[k.part].start[k.row]/86400]++
+	}
+	if len(days) <= limit {
+		return []block{b}
+	}
+	order := make([]int64, 0, len(days))
+	for d := range days {
+		order = append(order, d)
+	}
+	slices.Sort(order)
+	group := map[int64]int{} // day → block
+	for i, d := range order {
+		group[d] = i / limit
+	}
+	out := make([]block, (len(order)+limit-1)/limit)
+	for i := range out {
+		out[i].parts = b.parts
+	}
+	for _, k := range b.keys {
+		g := group[b.parts[k.part].start[k.row]/86400]
+		out[g].keys = append(out[g].keys, k)
+	}
+	return out
+}
+
+// stringSizes are the sizes of b's String columns, so that the insert allocates each once.
+func (b block) stringSizes() []chstore.StringSize {
+	sizes := []chstore.StringSize{{Column: "account_id"}, {Column: "location_id"}, {Column: "device_id"},
+		{Column: "session_reference_id"}, {Column: "record_reference_id"}, {Column: "batch_id"}}
+	for _, k := range b.keys {
+		p, i := b.parts[k.part], k.row
+		for c, v := range [...]string{p.account[i], p.location[i], p.device[i], p.session[i], p.recordRef[i], p.batch[i]} {
+			sizes[c].Bytes += len(v)
+		}
+	}
+	for c := range sizes {
+		sizes[c].Rows = len(b.keys)
+	}
+	return sizes
+}
+
+// gather returns one column of b's rows in b's order, in buf's storage (the driver copies
+// what it is given, so one buffer serves every column of a type in turn).
+func gather[T any](buf []T, b block, column func(*Rows) []T) []T {
+	cols := make([][]T, len(b.parts))
+	for i, p := range b.parts {
+		cols[i] = column(p)
+	}
+	buf = buf[:0]
+	for _, k := range b.keys {
+		buf = append(buf, cols[k.part][k.row])
+	}
+	return buf
+}
+
+// columnBuffers are a flusher's buffers for gathering columns, kept from flush to flush.
+type columnBuffers struct {
+	strings []string
+	uint8s  []uint8
+	int8s   []int8
+	int64s  []int64
+	floats  []float64
+	uint64s []uint64
+}
+
+// insertColumns is the number of columns of insertRecordsStmt.
+const insertColumns = 14
+
+// column returns column i of insertRecordsStmt for b's rows, gathered into the buffer of
+// its type (so the previous column of that type must have been handed over already).
+func (cb *columnBuffers) column(b block, i int) any {
+	str := func(col func(*Rows) []string) any { cb.strings = gather(cb.strings, b, col); return cb.strings }
+	i8 := func(col func(*Rows) []int8) any { cb.int8s = gather(cb.int8s, b, col); return cb.int8s }
+	i64 := func(col func(*Rows) []int64) any { cb.int64s = gather(cb.int64s, b, col); return cb.int64s }
+	f64 := func(col func(*Rows) []float64) any { cb.floats = gather(cb.floats, b, col); return cb.floats }
+	switch i {
+	case 0:
+		return str(func(r *Rows) []string { return r.account })
+	case 1:
+		cb.uint8s = gather(cb.uint8s, b, func(r *Rows) []uint8 { return r.live })
+		return cb.uint8s
+	case 2:
+		return str(func(r *Rows) []string { return r.location })
+	case 3:
+		return str(func(r *Rows) []string { return r.device })
+	case 4:
+		return i8(func(r *Rows) []int8 { return r.direction })
+	case 5:
+		return i8(func(r *Rows) []int8 { return r.tariffRate })
+	case 6:
+		return i64(func(r *Rows) []int64 { return r.start })
+	case 7:
+		return i64(func(r *Rows) []int64 { return r.end })
+	case 8:
+		return f64(func(r *Rows) []float64 { return r.energy })
+	case 9:
+		return f64(func(r *Rows) []float64 { return r.confidence })
+	case 10:
+		return str(func(r *Rows) []string { return r.session })
+	case 11:
+		return str(func(r *Rows) []string { return r.recordRef })
+	case 12:
+		return str(func(r *Rows) []string { return r.batch })
+	default:
+		cb.uint64s = gather(cb.uint64s, b, func(r *Rows) []uint64 { return r.version })
+		return cb.uint64s
+	}
+}
