@@ -33,7 +33,7 @@ const (
 )
 
 // ExistingIDs reports whether ids (duplicates allowed) are current, undeleted documents
-// of kind in scope: ok(id) answers for any of them. Positive answers are remembered for a
+// of kind in scope: ok(id) answers for any of them (and only for them). Positive answers are remembered for a
 // minute (this process forgets them on delete), which keeps id checks off the ingest hot
 // path.
 func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (func(string) bool, error) {
@@ -50,10 +50,21 @@ func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind strin
 	if err != nil {
 		return nil, err
 	}
+	// The found ids are the query's own strings: ask's may point into a request body,
+	// which the cache must not keep alive.
+	present := make([]string, 0, len(found))
 	for id := range found {
-		s.known.add(scope, id, now)
+		present = append(present, id)
 	}
-	return func(id string) bool { return found[id] || s.known.has(scope, id, now) }, nil
+	s.known.add(scope, present, now)
+	absent := map[string]bool{}
+	for _, id := range ask {
+		if !found[id] {
+			absent[id] = true
+		}
+	}
+	// Every id not asked about was remembered: only the absent ones fail.
+	return func(id string) bool { return !absent[id] }, nil
 }
 
 // lookUpIDs returns which of ids (each once) exist, by the cheaper of a scan of the

@@ -43,7 +43,12 @@ func (k *knownIDs) missing(scope kwhouse.Scope, ids []string, now time.Time) []s
 	return out
 }
 
-func (k *knownIDs) add(scope kwhouse.Scope, id string, now time.Time) {
+// add remembers ids as existing until now plus the TTL.
+func (k *knownIDs) add(scope kwhouse.Scope, ids []string, now time.Time) {
+	if len(ids) == 0 {
+		return
+	}
+	exp := now.Add(k.ttl).UnixNano()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.n > 1_000_000 {
@@ -51,21 +56,16 @@ func (k *knownIDs) add(scope kwhouse.Scope, id string, now time.Time) {
 		k.n = 0
 	}
 	if k.m[scope] == nil {
-		k.m[scope] = map[string]int64{}
+		k.m[scope] = make(map[string]int64, len(ids))
 	}
-	k.m[scope][id] = now.Add(k.ttl).UnixNano()
-	k.n++
+	for _, id := range ids {
+		k.m[scope][id] = exp
+	}
+	k.n += len(ids)
 }
 
 func (k *knownIDs) forget(scope kwhouse.Scope, id string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	delete(k.m[scope], id)
-}
-
-func (k *knownIDs) has(scope kwhouse.Scope, id string, now time.Time) bool {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	exp, ok := k.m[scope][id]
-	return ok && now.UnixNano() < exp
 }

@@ -6,13 +6,13 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// block is the rows of one insert: the rows of parts that keys name, in the order of keys.
+// block is the rows of one insert: the rows of parts that refs name, in the order of refs.
 // A flush's requests keep their own Rows; the block only orders them, and each column is
 // gathered in that order as it is handed to the driver, so no sorted copy of the whole
 // flush is ever made.
 type block struct {
 	parts []*Rows
-	keys  []sortKey
+	refs  []rowRef
 }
 
 // inOrder is a block of parts' rows as they are, part after part.
@@ -20,14 +20,14 @@ func inOrder(parts []*Rows) block {
 	b := block{parts: parts}
 	for pi, p := range parts {
 		for i := range p.version {
-			b.keys = append(b.keys, sortKey{part: uint32(pi), row: uint32(i)})
+			b.refs = append(b.refs, rowRef{part: uint32(pi), row: uint32(i)})
 		}
 	}
 	return b
 }
 
 // Len is the number of rows.
-func (b block) Len() int { return len(b.keys) }
+func (b block) Len() int { return len(b.refs) }
 
 // MaxPartitionsPerInsert is ClickHouse's default max_partitions_per_insert_block.
 const MaxPartitionsPerInsert = 100
@@ -36,7 +36,7 @@ const MaxPartitionsPerInsert = 100
 // (the partitions of meter_records). Rows keep their order within a day.
 func (b block) byPartition(limit int) []block {
 	days := map[int64]int{} // day → rows
-	for _, k := range b.keys {
+	for _, k := range b.refs {
 		days[b.parts[k.part].start[k.row]/86400]++
 	}
 	if len(days) <= limit {
@@ -55,9 +55,9 @@ func (b block) byPartition(limit int) []block {
 	for i := range out {
 		out[i].parts = b.parts
 	}
-	for _, k := range b.keys {
+	for _, k := range b.refs {
 		g := group[b.parts[k.part].start[k.row]/86400]
-		out[g].keys = append(out[g].keys, k)
+		out[g].refs = append(out[g].refs, k)
 	}
 	return out
 }
@@ -66,14 +66,14 @@ func (b block) byPartition(limit int) []block {
 func (b block) stringSizes() []chstore.StringSize {
 	sizes := []chstore.StringSize{{Column: "account_id"}, {Column: "location_id"}, {Column: "device_id"},
 		{Column: "session_reference_id"}, {Column: "record_reference_id"}, {Column: "batch_id"}}
-	for _, k := range b.keys {
+	for _, k := range b.refs {
 		p, i := b.parts[k.part], k.row
 		for c, v := range [...]string{p.account[i], p.location[i], p.device[i], p.session[i], p.recordRef[i], p.batch[i]} {
 			sizes[c].Bytes += len(v)
 		}
 	}
 	for c := range sizes {
-		sizes[c].Rows = len(b.keys)
+		sizes[c].Rows = len(b.refs)
 	}
 	return sizes
 }
@@ -86,13 +86,19 @@ func gather[T any](buf []T, b block, column func(*Rows) []T) []T {
 		cols[i] = column(p)
 	}
 	buf = buf[:0]
-	for _, k := range b.keys {
+	for _, k := range b.refs {
 		buf = append(buf, cols[k.part][k.row])
 	}
 	return buf
 }
 
-// columnBuffers are a flusher's buffers for gathering columns, kept from flush to flush.
+// flushBuffers are a flusher's buffers, kept from flush to flush.
+type flushBuffers struct {
+	sorter
+	columns columnBuffers
+}
+
+// columnBuffers are the buffers for gathering columns.
 type columnBuffers struct {
 	strings []string
 	uint8s  []uint8

@@ -149,7 +149,7 @@ func (w *Writer) Close() {
 
 func (w *Writer) loop() {
 	defer w.wg.Done()
-	var buffers columnBuffers
+	var buffers flushBuffers
 	for first := range w.queue {
 		jobs := w.collect(first)
 		err := w.flush(jobs, &buffers)
@@ -185,7 +185,7 @@ func (w *Writer) collect(first *job) []*job {
 	return jobs
 }
 
-func (w *Writer) flush(jobs []*job, buffers *columnBuffers) error {
+func (w *Writer) flush(jobs []*job, buffers *flushBuffers) error {
 	parts := make([]*Rows, 0, len(jobs))
 	var ex extras
 	for _, j := range jobs {
@@ -198,11 +198,11 @@ func (w *Writer) flush(jobs []*job, buffers *columnBuffers) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	w.flushes.Add(1)
-	for _, b := range sortedBlock(parts).byPartition(MaxPartitionsPerInsert) {
+	for _, b := range buffers.sortedBlock(parts).byPartition(MaxPartitionsPerInsert) {
 		if b.Len() == 0 {
 			continue // a flush of requests whose records all failed: only summaries to store
 		}
-		if err := w.insert(ctx, b, buffers); err != nil {
+		if err := w.insert(ctx, b, &buffers.columns); err != nil {
 			w.log.Warn("meter insert failed", "rows", b.Len(), "err", err)
 			return err
 		}

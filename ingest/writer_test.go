@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -62,11 +63,11 @@ func TestBlocksNeverSpanMoreThan100Days(t *testing.T) {
 		}
 	}
 	// As a flush sees it: two requests, the second's days interleaved with the first's.
-	blocks := sortedBlock([]*Rows{rows.slice(0, 400), rows.slice(400, 750)}).byPartition(MaxPartitionsPerInsert)
+	blocks := new(sorter).sortedBlock([]*Rows{rows.slice(0, 400), rows.slice(400, 750)}).byPartition(MaxPartitionsPerInsert)
 	total, seen := 0, map[uint64]bool{}
 	for _, b := range blocks {
 		days := map[int64]bool{}
-		for _, k := range b.keys {
+		for _, k := range b.refs {
 			p := b.parts[k.part]
 			days[p.start[k.row]/86400] = true
 			seen[p.version[k.row]] = true
@@ -153,21 +154,37 @@ func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
 		}
 		stored = append(stored, v)
 	}
-	// As a flush sees it: the rows of three requests.
-	sorted := sortedBlock([]*Rows{rows.slice(0, 100), rows.slice(100, 350), rows.slice(350, 500)})
-	if len(stored) != sorted.Len() {
-		t.Fatalf("%d rows stored, want %d", len(stored), sorted.Len())
-	}
-	// The columns the insert sends, gathered in the block's order.
-	versions := new(columnBuffers).column(sorted, insertColumns-1).([]uint64)
-	mismatches := 0
-	for i, v := range stored {
-		if v != versions[i] && !sameKey(rows, v, versions[i]) {
-			mismatches++
-		}
-	}
-	if mismatches > 0 {
-		t.Errorf("%d of %d rows in another order than ClickHouse's", mismatches, len(stored))
+	for _, path := range []struct {
+		name string
+		bits int
+	}{{"packed keys, radix sort", 64}, {"comparison sort", 8}} {
+		t.Run(path.name, func(t *testing.T) {
+			defer func(b int) { packedBits = b }(packedBits)
+			packedBits = path.bits
+			// As a flusher sees it: the rows of three requests, its buffers used by an
+			// earlier flush.
+			var s sorter
+			s.sortedBlock([]*Rows{rows.slice(200, 500), rows.slice(0, 30)})
+			sorted := s.sortedBlock([]*Rows{rows.slice(0, 100), rows.slice(100, 350), rows.slice(350, 500)})
+			if len(stored) != sorted.Len() {
+				t.Fatalf("%d rows stored, want %d", len(stored), sorted.Len())
+			}
+			// The columns the insert sends, gathered in the block's order.
+			versions := slices.Clone(new(columnBuffers).column(sorted, insertColumns-1).([]uint64))
+			again := s.sortedBlock([]*Rows{rows.slice(0, 100), rows.slice(100, 350), rows.slice(350, 500)})
+			if !slices.Equal(new(columnBuffers).column(again, insertColumns-1).([]uint64), versions) {
+				t.Error("the same rows sorted again with the same buffers came out in another order")
+			}
+			mismatches := 0
+			for i, v := range stored {
+				if v != versions[i] && !sameKey(rows, v, versions[i]) {
+					mismatches++
+				}
+			}
+			if mismatches > 0 {
+				t.Errorf("%d of %d rows in another order than ClickHouse's", mismatches, len(stored))
+			}
+		})
 	}
 }
 
@@ -244,5 +261,20 @@ func TestFlushStoresEveryColumnOfEveryRequest(t *testing.T) {
 	}
 	if n != requests*each {
 		t.Errorf("%d rows stored, want %d", n, requests*each)
+	}
+}
+
+func TestRadixSortsByTheLowBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, total := range []int{1, 7, 8, 20, 36, 64} {
+		v := make([]uint64, 5000)
+		for i := range v {
+			v[i] = rng.Uint64() >> (64 - total)
+		}
+		want := slices.Clone(v)
+		slices.Sort(want)
+		if got, _ := radix(v, make([]uint64, len(v)), total); !slices.Equal(got, want) {
+			t.Errorf("%d bits: radix order differs from slices.Sort", total)
+		}
 	}
 }
