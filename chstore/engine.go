@@ -39,7 +39,8 @@ type Batch interface {
 	Abort() error
 }
 
-// BatchColumn takes a whole column of a Batch as one slice.
+// BatchColumn takes a whole column of a Batch as one slice. Append copies the values:
+// the caller may reuse the slice as soon as it returns.
 type BatchColumn interface {
 	Append(values any) error
 }

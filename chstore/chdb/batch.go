@@ -42,11 +42,15 @@ type column struct {
 	i int
 }
 
+// Append keeps a copy of values: the caller may reuse its slice (chstore.BatchColumn).
 func (c column) Append(values any) error {
-	if k := reflect.ValueOf(values).Kind(); k != reflect.Slice {
+	v := reflect.ValueOf(values)
+	if v.Kind() != reflect.Slice {
 		return fmt.Errorf("column %d: append of %T, want a slice", c.i, values)
 	}
-	c.b.cols[c.i] = values
+	kept := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+	reflect.Copy(kept, v)
+	c.b.cols[c.i] = kept.Interface()
 	return nil
 }
 
