@@ -37,11 +37,18 @@ func ValidID(prefix, id string) bool {
 	if !ok || len(rest) != 24 {
 		return false
 	}
+	// A table instead of range tests: random hex digits defeat the branch predictor, and
+	// the ingest path checks an id per record.
+	valid := true
 	for i := 0; i < len(rest); i++ {
-		c := rest[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
+		valid = valid && lowerHex[rest[i]]
 	}
-	return true
+	return valid
 }
+
+var lowerHex = func() (t [256]bool) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = true
+	}
+	return t
+}()

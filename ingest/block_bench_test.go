@@ -37,3 +37,32 @@ func BenchmarkFlushOrder(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeRecords decodes and validates a 10,000-record array as bench/ingest
+// sends it (per-request work before the id checks).
+func BenchmarkDecodeRecords(b *testing.B) {
+	var body []byte
+	body = append(body, '[')
+	for i := 0; i < 10_000; i++ {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = fmt.Appendf(body, `{"location_id":"loc_%024x","record_reference_id":"r%d","units":"WH","value":%d,`+
+			`"start_time":"2024-01-01T00:00:00Z","end_time":"2024-01-01T00:30:00Z"}`, i*7919, i, 100+i%900)
+	}
+	body = append(body, ']')
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		err := decodeArray(body, func(num int, r *rawRecord) error {
+			if _, problem := normalise(r); problem == "" {
+				n++
+			}
+			return nil
+		})
+		if err != nil || n != 10_000 {
+			b.Fatalf("%d records (%v)", n, err)
+		}
+	}
+}

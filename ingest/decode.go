@@ -36,11 +36,34 @@ var fieldNames = [fieldCount]string{"location_id", "device_id", "session_referen
 // numeric fields take JSON numbers; the rest take strings.
 var numeric = [fieldCount]bool{fValue: true, fConfidence: true}
 
+// fieldIndex is the number of a field name, -1 for an unknown one. A switch, which Go
+// compiles to a search by length and content, instead of comparing with every name.
 func fieldIndex(name string) int {
-	for i, n := range fieldNames {
-		if n == name {
-			return i
-		}
+	switch name {
+	case "location_id":
+		return fLocationID
+	case "device_id":
+		return fDeviceID
+	case "session_reference_id":
+		return fSessionRef
+	case "record_reference_id":
+		return fRecordRef
+	case "direction":
+		return fDirection
+	case "tariff_rate":
+		return fTariffRate
+	case "measurand":
+		return fMeasurand
+	case "units":
+		return fUnits
+	case "value":
+		return fValue
+	case "confidence":
+		return fConfidence
+	case "start_time":
+		return fStartTime
+	case "end_time":
+		return fEndTime
 	}
 	return -1
 }
