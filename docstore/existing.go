@@ -33,9 +33,9 @@ const (
 )
 
 // ExistingIDs reports whether ids (duplicates allowed) are current, undeleted documents
-// of kind in scope: ok(id) answers for any of them (and only for them). Positive answers are remembered for a
-// minute (this process forgets them on delete), which keeps id checks off the ingest hot
-// path.
+// of kind in scope: ok(id) answers for any of them (and only for them). Positive answers
+// are remembered for a minute (this process forgets them on delete), which keeps id
+// checks off the ingest hot path.
 func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (func(string) bool, error) {
 	now := s.now()
 	ask := s.known.missing(scope, ids, now)

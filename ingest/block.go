@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"math"
 	"slices"
 
 	"github.com/kwhouse/kwhouse/chstore"
@@ -35,6 +36,9 @@ const MaxPartitionsPerInsert = 100
 // byPartition cuts b into blocks that each touch at most limit UTC days of start_time
 // (the partitions of meter_records). Rows keep their order within a day.
 func (b block) byPartition(limit int) []block {
+	if first, last := b.dayRange(); last-first < int64(limit) {
+		return []block{b} // the common case, found without a map lookup per row
+	}
 	days := map[int64]int{} // day → rows
 	for _, k := range b.refs {
 		days[b.parts[k.part].start[k.row]/86400]++
@@ -60,6 +64,18 @@ func (b block) byPartition(limit int) []block {
 		out[g].refs = append(out[g].refs, k)
 	}
 	return out
+}
+
+// dayRange returns the first and last UTC day of start_time in the rows of b's parts
+// (all of b's rows, and perhaps more: a range that fits fits b too).
+func (b block) dayRange() (first, last int64) {
+	first, last = math.MaxInt64, math.MinInt64
+	for _, p := range b.parts {
+		for _, s := range p.start {
+			first, last = min(first, s/86400), max(last, s/86400)
+		}
+	}
+	return first, last
 }
 
 // stringSizes are the sizes of b's String columns, so that the insert allocates each once.

@@ -82,6 +82,19 @@ func TestBlocksNeverSpanMoreThan100Days(t *testing.T) {
 	}
 }
 
+func TestBlocksOfUpTo100DaysAreNotSplit(t *testing.T) {
+	scope := kwhouse.Scope{AccountID: "acc_0123456789abcdef01234567"}
+	for days, want := range map[int64]int{1: 1, 100: 1, 101: 2, 200: 2, 201: 3} {
+		rows := &Rows{}
+		for d := days - 1; d >= 0; d-- { // last day first: the range, not the order, counts
+			rows.add(scope, &Record{Start: 1_700_006_400 + d*86400, End: 1_700_006_400 + d*86400 + 60}, "", uint64(d))
+		}
+		if got := len(new(sorter).sortedBlock([]*Rows{rows}).byPartition(MaxPartitionsPerInsert)); got != want {
+			t.Errorf("%d days: %d blocks, want %d", days, got, want)
+		}
+	}
+}
+
 // TestFlushHoldsForAnnouncedRequests: while a request is being decoded (expect), a
 // flush waits for its rows (up to MaxHold), so both land in one insert block.
 func TestFlushHoldsForAnnouncedRequests(t *testing.T) {
