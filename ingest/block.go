@@ -124,6 +124,13 @@ type columnBuffers struct {
 	uint64s []uint64
 }
 
+// release lets go of the strings of the last column gathered: they point into request
+// bodies, which an idle writer must not keep alive.
+func (cb *columnBuffers) release() {
+	clear(cb.strings)
+	cb.strings = cb.strings[:0]
+}
+
 // insertColumns is the number of columns of insertRecordsStmt.
 const insertColumns = 14
 

@@ -224,6 +224,7 @@ func (w *Writer) flush(jobs []*job, buffers *flushBuffers) error {
 }
 
 func (w *Writer) insert(ctx context.Context, blk block, buffers *columnBuffers) error {
+	defer buffers.release()
 	b, err := w.db.InsertBulk(ctx, insertRecordsStmt, blk.stringSizes())
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("prepare meter insert: %w", err))
