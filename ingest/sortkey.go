@@ -48,7 +48,6 @@ type rowRef struct{ part, row uint32 }
 type sorter struct {
 	refs, sorted []rowRef
 	packed, swap []uint64
-	dirs, rates  []int8
 	keys         []sortKey
 	scopes       ranker[scopeKey]
 	locations    ranker[string]
@@ -59,7 +58,7 @@ type sorter struct {
 // columnRanks are the ranks of every row of a flush, part after part, per key column.
 type columnRanks struct {
 	scopes, locations, devices, times ranked
-	direction, tariffRate             []int8
+	parts                             []*Rows // direction and tariff_rate are read from them
 }
 
 // ranked are a column's ranks and the bits the largest takes.
@@ -76,12 +75,7 @@ type scopeKey struct {
 type timeKey struct{ start, end int64 }
 
 func (s *sorter) rankColumns(parts []*Rows) columnRanks {
-	s.dirs, s.rates = s.dirs[:0], s.rates[:0]
-	for _, p := range parts {
-		s.dirs = append(s.dirs, p.direction...)
-		s.rates = append(s.rates, p.tariffRate...)
-	}
-	return columnRanks{direction: s.dirs, tariffRate: s.rates,
+	return columnRanks{parts: parts,
 		scopes: s.scopes.rank(parts, func(p *Rows, i int) scopeKey { return scopeKey{p.account[i], p.live[i]} },
 			func(a, b scopeKey) int {
 				return cmp.Or(strings.Compare(a.account, b.account), cmp.Compare(a.live, b.live))
@@ -93,13 +87,20 @@ func (s *sorter) rankColumns(parts []*Rows) columnRanks {
 	}
 }
 
+// directions returns a row's direction and tariff_rate codes (1 to 3, as stored).
+func (r columnRanks) directions(ref rowRef) (dir, rate uint64) {
+	p := r.parts[ref.part]
+	return uint64(uint8(p.direction[ref.row])), uint64(uint8(p.tariffRate[ref.row]))
+}
+
 // radixSort orders the rows by keys packed with the given bit widths (the last is the
 // row's index, which also keeps rows with equal keys in arrival order).
 func (s *sorter) radixSort(r columnRanks, widths [7]int, total int) []rowRef {
 	packed := s.packed[:0]
-	for g := range s.refs {
+	for g, ref := range s.refs {
+		dir, rate := r.directions(ref)
 		fields := [...]uint64{uint64(r.scopes.ranks[g]), uint64(r.locations.ranks[g]), uint64(r.devices.ranks[g]),
-			uint64(r.direction[g]), uint64(r.tariffRate[g]), uint64(r.times.ranks[g]), uint64(g)}
+			dir, rate, uint64(r.times.ranks[g]), uint64(g)}
 		var v uint64
 		for f, w := range widths {
 			v = v<<w | fields[f]
@@ -164,9 +165,10 @@ func compareSortKeys(a, b sortKey) int {
 func (s *sorter) compareSort(r columnRanks) []rowRef {
 	keys := s.keys[:0]
 	for g, ref := range s.refs {
+		dir, rate := r.directions(ref)
 		keys = append(keys, sortKey{
 			scope:  uint64(r.scopes.ranks[g])<<32 | uint64(r.locations.ranks[g]),
-			device: uint64(r.devices.ranks[g])<<16 | uint64(uint8(r.direction[g]))<<8 | uint64(uint8(r.tariffRate[g])),
+			device: uint64(r.devices.ranks[g])<<16 | dir<<8 | rate,
 			time:   r.times.ranks[g], ref: ref})
 	}
 	slices.SortStableFunc(keys, compareSortKeys)
