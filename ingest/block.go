@@ -16,17 +16,6 @@ type block struct {
 	refs  []rowRef
 }
 
-// inOrder is a block of parts' rows as they are, part after part.
-func inOrder(parts []*Rows) block {
-	b := block{parts: parts}
-	for pi, p := range parts {
-		for i := range p.version {
-			b.refs = append(b.refs, rowRef{part: uint32(pi), row: uint32(i)})
-		}
-	}
-	return b
-}
-
 // Len is the number of rows.
 func (b block) Len() int { return len(b.refs) }
 
@@ -94,18 +83,19 @@ func (b block) stringSizes() []chstore.StringSize {
 	return sizes
 }
 
-// gather returns one column of b's rows in b's order, in buf's storage (the driver copies
-// what it is given, so one buffer serves every column of a type in turn).
-func gather[T any](buf []T, b block, column func(*Rows) []T) []T {
+// gather returns one column of b's rows in b's order, in *buf's storage (the driver
+// copies what it is given, so one buffer serves every column of a type in turn).
+func gather[T any](buf *[]T, b block, column func(*Rows) []T) any {
 	cols := make([][]T, len(b.parts))
 	for i, p := range b.parts {
 		cols[i] = column(p)
 	}
-	buf = buf[:0]
+	out := (*buf)[:0]
 	for _, k := range b.refs {
-		buf = append(buf, cols[k.part][k.row])
+		out = append(out, cols[k.part][k.row])
 	}
-	return buf
+	*buf = out
+	return out
 }
 
 // flushBuffers are a flusher's buffers, kept from flush to flush.
@@ -131,46 +121,38 @@ func (cb *columnBuffers) release() {
 	cb.strings = cb.strings[:0]
 }
 
-// insertColumns is the number of columns of insertRecordsStmt.
-const insertColumns = 14
+// insertColumn gathers one column of insertRecordsStmt for a block's rows.
+type insertColumn func(cb *columnBuffers, b block) any
 
-// column returns column i of insertRecordsStmt for b's rows, gathered into the buffer of
-// its type (so the previous column of that type must have been handed over already).
-func (cb *columnBuffers) column(b block, i int) any {
-	str := func(col func(*Rows) []string) any { cb.strings = gather(cb.strings, b, col); return cb.strings }
-	i8 := func(col func(*Rows) []int8) any { cb.int8s = gather(cb.int8s, b, col); return cb.int8s }
-	i64 := func(col func(*Rows) []int64) any { cb.int64s = gather(cb.int64s, b, col); return cb.int64s }
-	f64 := func(col func(*Rows) []float64) any { cb.floats = gather(cb.floats, b, col); return cb.floats }
-	switch i {
-	case 0:
-		return str(func(r *Rows) []string { return r.account })
-	case 1:
-		cb.uint8s = gather(cb.uint8s, b, func(r *Rows) []uint8 { return r.live })
-		return cb.uint8s
-	case 2:
-		return str(func(r *Rows) []string { return r.location })
-	case 3:
-		return str(func(r *Rows) []string { return r.device })
-	case 4:
-		return i8(func(r *Rows) []int8 { return r.direction })
-	case 5:
-		return i8(func(r *Rows) []int8 { return r.tariffRate })
-	case 6:
-		return i64(func(r *Rows) []int64 { return r.start })
-	case 7:
-		return i64(func(r *Rows) []int64 { return r.end })
-	case 8:
-		return f64(func(r *Rows) []float64 { return r.energy })
-	case 9:
-		return f64(func(r *Rows) []float64 { return r.confidence })
-	case 10:
-		return str(func(r *Rows) []string { return r.session })
-	case 11:
-		return str(func(r *Rows) []string { return r.recordRef })
-	case 12:
-		return str(func(r *Rows) []string { return r.batch })
-	default:
-		cb.uint64s = gather(cb.uint64s, b, func(r *Rows) []uint64 { return r.version })
-		return cb.uint64s
-	}
+// column is the insertColumn of col, gathered into the buffer buf selects.
+func column[T any](buf func(*columnBuffers) *[]T, col func(*Rows) []T) insertColumn {
+	return func(cb *columnBuffers, b block) any { return gather(buf(cb), b, col) }
+}
+
+// The buffer of each column type.
+var (
+	strs    = func(cb *columnBuffers) *[]string { return &cb.strings }
+	uint8s  = func(cb *columnBuffers) *[]uint8 { return &cb.uint8s }
+	int8s   = func(cb *columnBuffers) *[]int8 { return &cb.int8s }
+	int64s  = func(cb *columnBuffers) *[]int64 { return &cb.int64s }
+	floats  = func(cb *columnBuffers) *[]float64 { return &cb.floats }
+	uint64s = func(cb *columnBuffers) *[]uint64 { return &cb.uint64s }
+)
+
+// insertColumns are the columns of insertRecordsStmt, in its order.
+var insertColumns = [...]insertColumn{
+	column(strs, func(r *Rows) []string { return r.account }),
+	column(uint8s, func(r *Rows) []uint8 { return r.live }),
+	column(strs, func(r *Rows) []string { return r.location }),
+	column(strs, func(r *Rows) []string { return r.device }),
+	column(int8s, func(r *Rows) []int8 { return r.direction }),
+	column(int8s, func(r *Rows) []int8 { return r.tariffRate }),
+	column(int64s, func(r *Rows) []int64 { return r.start }),
+	column(int64s, func(r *Rows) []int64 { return r.end }),
+	column(floats, func(r *Rows) []float64 { return r.energy }),
+	column(floats, func(r *Rows) []float64 { return r.confidence }),
+	column(strs, func(r *Rows) []string { return r.session }),
+	column(strs, func(r *Rows) []string { return r.recordRef }),
+	column(strs, func(r *Rows) []string { return r.batch }),
+	column(uint64s, func(r *Rows) []uint64 { return r.version }),
 }

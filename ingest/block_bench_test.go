@@ -32,8 +32,8 @@ func BenchmarkFlushOrder(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		blk := buffers.sortedBlock(parts)
-		for c := 0; c < insertColumns; c++ {
-			_ = buffers.columns.column(blk, c)
+		for _, column := range insertColumns {
+			_ = column(&buffers.columns, blk)
 		}
 	}
 }

@@ -229,8 +229,8 @@ func (w *Writer) insert(ctx context.Context, blk block, buffers *columnBuffers) 
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("prepare meter insert: %w", err))
 	}
-	for i := 0; i < insertColumns; i++ {
-		if err := b.Column(i).Append(buffers.column(blk, i)); err != nil {
+	for i, column := range insertColumns {
+		if err := b.Column(i).Append(column(buffers, blk)); err != nil {
 			_ = b.Abort()
 			return fmt.Errorf("meter insert column %d: %w", i, err)
 		}

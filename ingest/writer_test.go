@@ -183,9 +183,9 @@ func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
 				t.Fatalf("%d rows stored, want %d", len(stored), sorted.Len())
 			}
 			// The columns the insert sends, gathered in the block's order.
-			versions := slices.Clone(new(columnBuffers).column(sorted, insertColumns-1).([]uint64))
+			versions := slices.Clone(lastColumn(sorted).([]uint64))
 			again := s.sortedBlock([]*Rows{rows.slice(0, 100), rows.slice(100, 350), rows.slice(350, 500)})
-			if !slices.Equal(new(columnBuffers).column(again, insertColumns-1).([]uint64), versions) {
+			if !slices.Equal(lastColumn(again).([]uint64), versions) {
 				t.Error("the same rows sorted again with the same buffers came out in another order")
 			}
 			mismatches := 0
@@ -290,4 +290,18 @@ func TestRadixSortsByTheLowBits(t *testing.T) {
 			t.Errorf("%d bits: radix order differs from slices.Sort", total)
 		}
 	}
+}
+
+// lastColumn is the version column the insert sends for b.
+func lastColumn(b block) any { return insertColumns[len(insertColumns)-1](new(columnBuffers), b) }
+
+// inOrder is a block of parts' rows as they are, part after part (unsorted).
+func inOrder(parts []*Rows) block {
+	b := block{parts: parts}
+	for pi, p := range parts {
+		for i := range p.version {
+			b.refs = append(b.refs, rowRef{part: uint32(pi), row: uint32(i)})
+		}
+	}
+	return b
 }
