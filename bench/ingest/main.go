@@ -245,7 +245,6 @@ func benchAPI(o options, key string, recs []record, ch int) (phase, error) {
 		return nil
 	}
 	prof := startProfile(o)
-	kw0 := readProcTimes(cmd.Process.Pid)
 	cpu := startCPU(ch, cmd.Process.Pid)
 	d, err := parallel(o.clients, len(bodies)*o.repeat, func(i int) error { return put(i % len(bodies)) })
 	if err != nil {
@@ -256,11 +255,10 @@ func benchAPI(o options, key string, recs []record, ch int) (phase, error) {
 	}
 	n := len(recs) * o.repeat
 	us := cpu.perRow(n)
-	kw1 := readProcTimes(cmd.Process.Pid)
-	p := phase{rate: float64(n) / d.Seconds(), chCPU: us[0], kwCPU: us[1], rss: peakRSS(cmd.Process.Pid),
-		kwFaults: kw1.faults - kw0.faults}
-	if used := kw1.user + kw1.sys - kw0.user - kw0.sys; used > 0 {
-		p.kwSysShare = (kw1.sys - kw0.sys) / used
+	kw := cpu.since(1)
+	p := phase{rate: float64(n) / d.Seconds(), chCPU: us[0], kwCPU: us[1], rss: peakRSS(cmd.Process.Pid), kwFaults: kw.faults}
+	if kw.user+kw.sys > 0 {
+		p.kwSysShare = kw.sys / (kw.user + kw.sys)
 	}
 	return p, nil
 }

@@ -38,12 +38,6 @@ func readProcTimes(pid int) procTimes {
 	return procTimes{user: utime / clockTicks, sys: stime / clockTicks, faults: minflt}
 }
 
-// cpuSeconds is the user+system CPU a process has used; 0 if unknown.
-func cpuSeconds(pid int) float64 {
-	t := readProcTimes(pid)
-	return t.user + t.sys
-}
-
 // clickhousePID finds a local ClickHouse server process; 0 when there is none.
 func clickhousePID() int {
 	stats, _ := filepath.Glob("/proc/[0-9]*/comm")
@@ -60,18 +54,24 @@ func clickhousePID() int {
 	return 0
 }
 
-// cpuMeter measures the CPU that processes spend between start and stop.
+// cpuMeter measures what processes spend between start and now.
 type cpuMeter struct {
 	pids  []int
-	start []float64
+	start []procTimes
 }
 
 func startCPU(pids ...int) *cpuMeter {
 	m := &cpuMeter{pids: pids}
 	for _, p := range pids {
-		m.start = append(m.start, cpuSeconds(p))
+		m.start = append(m.start, readProcTimes(p))
 	}
 	return m
+}
+
+// since returns what process i (in startCPU's order) has used since start.
+func (m *cpuMeter) since(i int) procTimes {
+	now := readProcTimes(m.pids[i])
+	return procTimes{user: now.user - m.start[i].user, sys: now.sys - m.start[i].sys, faults: now.faults - m.start[i].faults}
 }
 
 // perRow returns each process's CPU since start in microseconds per row.
@@ -79,7 +79,8 @@ func (m *cpuMeter) perRow(rows int) []float64 {
 	out := make([]float64, len(m.pids))
 	for i, p := range m.pids {
 		if p != 0 {
-			out[i] = (cpuSeconds(p) - m.start[i]) * 1e6 / float64(rows)
+			t := m.since(i)
+			out[i] = (t.user + t.sys) * 1e6 / float64(rows)
 		}
 	}
 	return out
