@@ -14,7 +14,7 @@ type Kind int
 const (
 	KindInternal      Kind = iota // a bug or an unexpected store answer: 500
 	KindInvalid                   // the request breaks a rule: 400
-	KindUnauthorized              // missing or bad credentials: 401
+	KindUnauthorized              // missing or bad credentials: 403 (FlatPeak's status)
 	KindNotFound                  // no such object for this account and mode: 404
 	KindConflict                  // clashes with stored state: 409
 	KindTooLarge                  // body or batch over a limit: 413

@@ -125,7 +125,7 @@ func (s *Store) List(ctx context.Context) ([]Account, error) {
 
 // ErrBadCredentials is returned for an unknown key or a key of another account.
 var ErrBadCredentials = &kwhouse.Error{Kind: kwhouse.KindUnauthorized, Code: "invalid_credentials",
-	Message: "the credentials are missing, unknown or expired"}
+	Message: "Bad credentials"}
 
 // ScopeOfKey returns the account and mode of an API key.
 func (s *Store) ScopeOfKey(ctx context.Context, key string) (kwhouse.Scope, error) {

@@ -17,7 +17,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	token, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || token == "" {
 		s.writeError(c, &kwhouse.Error{Kind: kwhouse.KindUnauthorized, Code: "missing_credentials",
-			Message: "send Authorization: Bearer <token from GET /login, or an API key>"})
+			Message: "Bad credentials", Param: "Authorization"})
 		return
 	}
 	var scope kwhouse.Scope
@@ -48,7 +48,7 @@ func (s *Server) login(c *gin.Context) (int, any, error) {
 	if !ok {
 		c.Header("WWW-Authenticate", `Basic realm="kwhouse"`)
 		return 0, nil, &kwhouse.Error{Kind: kwhouse.KindUnauthorized, Code: "missing_credentials",
-			Message: "send HTTP Basic credentials: your account id and an API key"}
+			Message: "Bad credentials", Param: "Authorization"}
 	}
 	scope, err := s.deps.Accounts.Login(c.Request.Context(), user, pass)
 	if err != nil {

@@ -14,8 +14,8 @@ func TestAuthRequiresCredentialsOnEveryResourceRoute(t *testing.T) {
 	for _, path := range []string{"/customers", "/locations", "/devices", "/events"} {
 		for _, auth := range []string{"", "Bearer ", "Bearer sk_test_0000", "Bearer not.a.jwt", "Basic Zm9vOmJhcg=="} {
 			r := api.Do(apitest.Request{Method: "GET", Path: path, Auth: auth})
-			if r.Status != http.StatusUnauthorized {
-				t.Errorf("GET %s with %q: status %d, want 401", path, auth, r.Status)
+			if r.Status != http.StatusForbidden {
+				t.Errorf("GET %s with %q: status %d, want 403", path, auth, r.Status)
 			}
 		}
 	}
@@ -52,8 +52,8 @@ func TestLoginIssuesTokenThatActsInTheKeysMode(t *testing.T) {
 	r := api.Do(apitest.Request{Method: "GET", Path: "/login", Auth: basic(acc.ID, acc.TestKey)})
 	token := "Bearer " + r.Map(t)["bearer_token"].(string)
 	clock.Advance(time.Hour + time.Second)
-	if r := api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: token}); r.Status != 401 {
-		t.Errorf("expired token: status %d, want 401", r.Status)
+	if r := api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: token}); r.Status != 403 {
+		t.Errorf("expired token: status %d, want 403", r.Status)
 	}
 }
 
@@ -66,8 +66,8 @@ func TestLoginRefusesWrongPairs(t *testing.T) {
 		"unknown key":             basic(a.ID, "sk_test_"+"00000000000000000000000000000000"),
 		"bearer instead of basic": a.Test(),
 	} {
-		if r := api.Do(apitest.Request{Method: "GET", Path: "/login", Auth: auth}); r.Status != 401 {
-			t.Errorf("%s: status %d, want 401", name, r.Status)
+		if r := api.Do(apitest.Request{Method: "GET", Path: "/login", Auth: auth}); r.Status != 403 {
+			t.Errorf("%s: status %d, want 403", name, r.Status)
 		}
 	}
 }
@@ -98,7 +98,7 @@ func TestAccountsAndModesNeverSeeEachOthersObjects(t *testing.T) {
 			t.Errorf("%s sees %d events of the customer, want 0", name, n)
 		}
 		// The same reference_id is free in another scope.
-		if r := api.Do(apitest.Request{Method: "POST", Path: "/customers", Auth: auth, Body: map[string]any{"reference_id": "shared-ref"}}); r.Status != 200 {
+		if r := api.Do(apitest.Request{Method: "POST", Path: "/customers", Auth: auth, Body: map[string]any{"reference_id": "shared-ref"}}); r.Status != 201 {
 			t.Errorf("%s: reference_id of another scope refused: %d %s", name, r.Status, r.Body)
 		}
 	}

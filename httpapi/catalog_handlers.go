@@ -37,7 +37,7 @@ func (s *Server) createCustomer(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	cu, err := s.deps.Catalog.CreateCustomer(c.Request.Context(), scopeOf(c), in)
-	return http.StatusOK, cu, err
+	return http.StatusCreated, cu, err
 }
 
 func (s *Server) getCustomer(c *gin.Context) (int, any, error) {
@@ -59,7 +59,7 @@ func (s *Server) updateCustomer(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	cu, err := s.deps.Catalog.UpdateCustomer(c.Request.Context(), scopeOf(c), id, in)
-	return http.StatusOK, cu, err
+	return http.StatusAccepted, cu, err
 }
 
 func (s *Server) deleteCustomer(c *gin.Context) (int, any, error) {
@@ -88,7 +88,7 @@ func (s *Server) createLocation(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	l, err := s.deps.Catalog.CreateLocation(c.Request.Context(), scopeOf(c), in)
-	return http.StatusOK, l, err
+	return http.StatusCreated, l, err
 }
 
 func (s *Server) getLocation(c *gin.Context) (int, any, error) {
@@ -140,7 +140,7 @@ func (s *Server) createDevice(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	d, err := s.deps.Catalog.CreateDevice(c.Request.Context(), scopeOf(c), in)
-	return http.StatusOK, d, err
+	return http.StatusCreated, d, err
 }
 
 func (s *Server) getDevice(c *gin.Context) (int, any, error) {

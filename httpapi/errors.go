@@ -18,6 +18,7 @@ type errorBody struct {
 	Code        string `json:"code"`
 	Message     string `json:"message"`
 	Param       string `json:"param,omitempty"`
+	LiveMode    *bool  `json:"live_mode,omitempty"` // when the caller's mode is known (§9)
 	RequestID   string `json:"request_id"`
 	TimeCreated string `json:"time_created"`
 }
@@ -26,7 +27,7 @@ type errorBody struct {
 var statusOf = map[kwhouse.Kind]int{
 	kwhouse.KindInternal:      http.StatusInternalServerError,
 	kwhouse.KindInvalid:       http.StatusBadRequest,
-	kwhouse.KindUnauthorized:  http.StatusUnauthorized,
+	kwhouse.KindUnauthorized:  http.StatusForbidden, // FlatPeak answers bad credentials with 403
 	kwhouse.KindNotFound:      http.StatusNotFound,
 	kwhouse.KindConflict:      http.StatusConflict,
 	kwhouse.KindTooLarge:      http.StatusRequestEntityTooLarge,
@@ -45,6 +46,9 @@ func errMethodNotAllowed(method, path string) error { return &methodNotAllowed{m
 // writeError maps err to a status and the error body, and logs server-side failures once.
 func (s *Server) writeError(c *gin.Context, err error) {
 	body := errorBody{Object: "error", RequestID: requestIDOf(c), TimeCreated: s.deps.Now().UTC().Format(time.RFC3339)}
+	if sc, ok := kwhouse.ScopeFrom(c.Request.Context()); ok {
+		body.LiveMode = &sc.LiveMode
+	}
 	var status int
 	var mna *methodNotAllowed
 	switch e := kwhouse.AsError(err); {

@@ -45,7 +45,7 @@ func TestCustomerLifecycle(t *testing.T) {
 		t.Errorf("PATCH after delete: %d, want 404", r.Status)
 	}
 	// The reference_id of a deleted customer is free again.
-	if r := do("POST", "/customers", map[string]any{"reference_id": "CUS-2"}); r.Status != 200 {
+	if r := do("POST", "/customers", map[string]any{"reference_id": "CUS-2"}); r.Status != 201 {
 		t.Errorf("reuse of a deleted customer's reference_id: %d %s", r.Status, r.Body)
 	}
 }
@@ -118,7 +118,7 @@ func TestLocationDerivesZoneAndCurrency(t *testing.T) {
 		{map[string]any{"postal_address": map[string]any{"country_code": "GB"}, "timezone": "Europe/Dublin", "currency_code": "EUR"}, "Europe/Dublin", "EUR"},
 	} {
 		r := post(tc.body)
-		if r.Status != 200 {
+		if r.Status != 201 {
 			t.Errorf("POST %v: %d %s", tc.body, r.Status, r.Body)
 			continue
 		}
@@ -225,7 +225,7 @@ func TestDuplicateReferenceIDIsConflictEvenUnderConcurrentCreates(t *testing.T) 
 		ok, conflict := 0, 0
 		for _, s := range statuses {
 			switch s {
-			case 200:
+			case 201:
 				ok++
 			case 409:
 				conflict++

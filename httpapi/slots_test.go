@@ -18,6 +18,21 @@ type slotsBody struct {
 			Confidence float64 `json:"confidence"`
 		} `json:"tariff"`
 	} `json:"data"`
+	Request struct {
+		Relative *float64 `json:"relative"`
+		Absolute *float64 `json:"absolute"`
+	} `json:"request"`
+}
+
+// echo renders the request's relative and absolute numbers ("-" when absent).
+func (s slotsBody) echo() string {
+	f := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%g", *v)
+	}
+	return "relative=" + f(s.Request.Relative) + " absolute=" + f(s.Request.Absolute)
 }
 
 func (e *costEnv) slots(path string) slotsBody {
@@ -79,10 +94,17 @@ func TestSlotsThresholdOnAMarketDay(t *testing.T) {
 	if got, want := describeSlots(s), "01-10T16:00-01-11T00:00@0.2625~1 (480 min)"; got != want || s.Object != "slot_threshold" {
 		t.Errorf("HIGH: %s, want %s", got, want)
 	}
+	// The echo carries the price the cut resolved to (§9).
+	if got, want := s.echo(), "relative=0.25 absolute=0.15"; got != want {
+		t.Errorf("HIGH echo: %s, want %s", got, want)
+	}
 	// LOW r = 0.25: 0.10 alone covers 16 h ≥ 6 h: 00:00–16:00.
 	s = e.slots("/slots/threshold/" + e.loc + "?segment=LOW&relative=0.25&" + dayWindow)
 	if got, want := describeSlots(s), "01-10T00:00-01-10T16:00@0.1~1 (960 min)"; got != want {
 		t.Errorf("LOW: %s, want %s", got, want)
+	}
+	if got, want := s.echo(), "relative=0.25 absolute=0.1"; got != want {
+		t.Errorf("LOW echo: %s, want %s", got, want)
 	}
 	// Time slots: the cheapest 90 minutes come from the start of the 0.10 stretch; the
 	// dearest 240 minutes are 16:00–19:00 at 0.40 then 19:00–20:00 at 0.30: (3 × 0.4 + 0.3) / 4 = 0.375.
@@ -167,8 +189,17 @@ func TestSlotsAbsoluteThresholdWithNegativePrices(t *testing.T) {
 		t.Errorf("LOW absolute: %s, want %s", got, want)
 	}
 	// HIGH at or above 0.06: only 01:30–02:00.
-	if got, want := describeSlots(e.slots("/slots/threshold/"+e.loc+"?segment=HIGH&absolute=0.06&"+w)), "01-10T01:30-01-10T02:00@0.1~1 (30 min)"; got != want {
+	s := e.slots("/slots/threshold/" + e.loc + "?segment=HIGH&absolute=0.06&" + w)
+	if got, want := describeSlots(s), "01-10T01:30-01-10T02:00@0.1~1 (30 min)"; got != want {
 		t.Errorf("HIGH absolute: %s, want %s", got, want)
+	}
+	// absolute sent: relative is the share of the window kept, 30 of 120 minutes (§9).
+	if got, want := s.echo(), "relative=0.25 absolute=0.06"; got != want {
+		t.Errorf("HIGH absolute echo: %s, want %s", got, want)
+	}
+	// Nothing at or above 1: relative 0.
+	if got, want := e.slots("/slots/threshold/"+e.loc+"?segment=HIGH&absolute=1&"+w).echo(), "relative=0 absolute=1"; got != want {
+		t.Errorf("HIGH absolute=1 echo: %s, want %s", got, want)
 	}
 }
 

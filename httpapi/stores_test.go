@@ -26,7 +26,7 @@ func TestRedisDownEverythingStillAnswersFromClickHouse(t *testing.T) {
 		t.Fatalf("GET with Redis down: %v", got)
 	}
 	cus := do("POST", "/customers", map[string]any{"reference_id": "C1"})
-	if cus.Status != 200 {
+	if cus.Status != 201 {
 		t.Fatalf("create with Redis down: %d %s", cus.Status, cus.Body)
 	}
 	if r := do("POST", "/customers", map[string]any{"reference_id": "C1"}); r.Status != 409 {

@@ -126,8 +126,8 @@ type Slot struct {
 type SlotRequestEcho struct {
 	Direction string            `json:"direction"`
 	Segment   string            `json:"segment"`
-	Relative  *float64          `json:"relative"`
-	Absolute  *float64          `json:"absolute"`
+	Relative  *float64          `json:"relative,omitempty"` // threshold slots echo both numbers (§9)
+	Absolute  *float64          `json:"absolute,omitempty"`
 	Duration  *float64          `json:"duration,omitempty"`
 	StartTime catalog.Timestamp `json:"start_time"`
 	EndTime   catalog.Timestamp `json:"end_time"`
@@ -194,12 +194,24 @@ func (c *Coster) Threshold(ctx context.Context, scope kwhouse.Scope, req SlotReq
 		cut = relativeCut(periods, req.Segment, *req.Relative*float64(req.End.Unix()-req.Start.Unix()))
 	}
 	var kept []RatePeriod
+	var keptSecs int64
 	for _, p := range periods {
 		if (req.Segment == SegmentHigh && p.Rate >= cut) || (req.Segment == SegmentLow && p.Rate <= cut) {
 			kept = append(kept, p)
+			keptSecs += p.End - p.Start
 		}
 	}
-	return c.slotsResponse(scope, loc, req, "slot_threshold", kept), nil
+	out := c.slotsResponse(scope, loc, req, "slot_threshold", kept)
+	// FlatPeak requires both numbers: the one not sent is what the cut resolved to (§9).
+	absolute, relative := cut, 0.0
+	if window := req.End.Unix() - req.Start.Unix(); window > 0 {
+		relative = float64(keptSecs) / float64(window)
+	}
+	if req.Absolute == nil {
+		relative = *req.Relative
+	}
+	out.Request.Absolute, out.Request.Relative = &absolute, &relative
+	return out, nil
 }
 
 // relativeCut walks distinct prices from the highest (HIGH) or lowest (LOW) until the time

@@ -55,7 +55,7 @@ type HourRange struct {
 
 // Band is one tier of a rate: up to ToKWh (nil: no bound) consumed in the tier period.
 type Band struct {
-	Fixed               *float64 `json:"fixed"`
+	Fixed               *float64 `json:"fixed,omitempty"` // absent on market tariffs: FlatPeak declares it a number, not nullable
 	ToKWh               *float64 `json:"to_kwh"`
 	SurchargeFixed      *float64 `json:"surcharge_fixed"`
 	SurchargePercentage *float64 `json:"surcharge_percentage"`

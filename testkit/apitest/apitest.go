@@ -210,6 +210,9 @@ func (a *API) checkContract(hr *http.Request, r Response) {
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		a.t.Errorf("%s %s → %d does not match the OpenAPI document: %v\nbody: %s", hr.Method, hr.URL.Path, r.Status, err, r.Body)
 	}
+	if finding := checkFlatPeak(hr, r); finding != "" {
+		a.t.Errorf("%s %s → %d does not match FlatPeak's OpenAPI document: %s\nbody: %s", hr.Method, hr.URL.Path, r.Status, finding, r.Body)
+	}
 }
 
 // Account is a created account with its keys.
