@@ -105,7 +105,8 @@ func TestIntervalRecordsGoodStoredBadReported(t *testing.T) {
 	if b.RecordsSubmitted != 6 || b.RecordsAccepted != 3 || b.RecordsProcessed != 6 || len(b.FailedRecords) != 3 {
 		t.Fatalf("batch %+v", b)
 	}
-	wantFailed := map[int]string{3: "end_time must be after start_time", 4: "no such location", 5: "no such device"}
+	// record_num is the 0-based position in the array (FlatPeak): records 3, 4, 5 above are 2, 3, 4.
+	wantFailed := map[int]string{2: "end_time must be after start_time", 3: "no such location", 4: "no such device"}
 	for _, f := range b.FailedRecords {
 		if !strings.Contains(f.Error, wantFailed[f.RecordNum]) {
 			t.Errorf("record %d failed with %q, want %q", f.RecordNum, f.Error, wantFailed[f.RecordNum])
@@ -362,6 +363,13 @@ func TestCumulativeRegisterContinuesAcrossRequests(t *testing.T) {
 	if b.RecordsAccepted != 3 || len(b.FailedRecords) != 0 {
 		t.Fatalf("first request %+v", b)
 	}
+	// The stored summary counts readings as the response does: 3 sent, 3 accepted (two
+	// intervals stored, the first reading starts the register).
+	var summary batchBody
+	e.api.Do(apitest.Request{Method: "GET", Path: "/meters/batch?batch_id=" + b.ID, Auth: e.acc.Test()}).JSON(t, &summary)
+	if summary.RecordsSubmitted != 3 || summary.RecordsAccepted != 3 {
+		t.Errorf("GET /meters/batch %+v, want 3 submitted and 3 accepted as the PUT answered", summary)
+	}
 	// Continues from 101.5 kWh at t0+3600; a decrease and a repeated time fail.
 	b = put([]map[string]any{
 		{"time": t0 + 5400, "value": 102.0, "record_reference_id": "ok"},
@@ -371,7 +379,11 @@ func TestCumulativeRegisterContinuesAcrossRequests(t *testing.T) {
 	})
 	failed := map[string]string{}
 	for _, f := range b.FailedRecords {
-		failed[f.RecordReferenceID] = f.Error
+		failed[f.RecordReferenceID] = fmt.Sprintf("%d: %s", f.RecordNum, f.Error)
+	}
+	// record_num is the reading's 0-based position in data.
+	if !strings.HasPrefix(failed["reset"], "1: ") || !strings.HasPrefix(failed["repeat"], "2: ") || b.RecordsAccepted != 2 {
+		t.Errorf("second request: failures %v, accepted %d, want reset at 1, repeat at 2, 2 accepted", failed, b.RecordsAccepted)
 	}
 	if !strings.Contains(failed["reset"], "went down") || !strings.Contains(failed["repeat"], "already exists") || len(failed) != 2 {
 		t.Fatalf("second request failures %v", failed)
@@ -393,5 +405,19 @@ func TestCumulativeRegisterContinuesAcrossRequests(t *testing.T) {
 	want := "[+0..+1800=500 +1800..+3600=1000 +3600..+5400=500 +5400..+9000=250]"
 	if fmt.Sprint(got) != want {
 		t.Fatalf("interval records %v, want %s", got, want)
+	}
+}
+
+func TestNDJSONRecordNumIsTheZeroBasedLine(t *testing.T) {
+	e := newMeterEnv(t)
+	good, _ := json.Marshal(rec(e.loc, "2024-01-02T10:00:00Z", "2024-01-02T10:30:00Z", "WH", 5, nil))
+	bad, _ := json.Marshal(rec(e.loc, "2024-01-02T10:30:00Z", "2024-01-02T10:00:00Z", "WH", 5, map[string]any{"record_reference_id": "bad"}))
+	// Line 0 good, line 1 blank, line 2 bad, line 3 good: the failure is record_num 2.
+	body := string(good) + "\n\n" + string(bad) + "\n" + strings.Replace(string(good), "10:00:00Z", "09:30:00Z", 1) + "\n"
+	r := e.put(t, body, map[string]string{"Content-Type": "application/x-ndjson"})
+	var b batchBody
+	r.JSON(t, &b)
+	if r.Status != 200 || len(b.FailedRecords) != 1 || b.FailedRecords[0].RecordNum != 2 || b.RecordsAccepted != 2 {
+		t.Fatalf("NDJSON with a blank line: %d %s, want one failure at record_num 2 and 2 accepted", r.Status, r.Body)
 	}
 }

@@ -105,7 +105,7 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 	p := &parsed{}
 	regs := make([]register, 0, len(in.Data))
 	for i, d := range in.Data {
-		num := i + 1
+		num := i // 0-based position in data, as FlatPeak's record_num
 		switch {
 		case d.Time == nil || d.Value == nil:
 			p.fail(num, d.RecordReferenceID, "time and value are required")
@@ -156,7 +156,6 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 	if err != nil {
 		return Batch{}, err
 	}
-	b.RecordsAccepted = b.RecordsSubmitted - len(b.FailedRecords)
 	if err := s.saveRegisters(ctx, scope, key, regs); err != nil {
 		return Batch{}, err
 	}

@@ -84,7 +84,7 @@ func decodeArray(body []byte, fn func(num int, r *rawRecord) error) error {
 		return s.end()
 	}
 	var r rawRecord
-	for num := 1; ; num++ {
+	for num := 0; ; num++ { // record_num is the 0-based position in the array (FlatPeak)
 		s.ws()
 		if err := s.record(&r); err != nil {
 			return err
@@ -109,7 +109,6 @@ func decodeArray(body []byte, fn func(num int, r *rawRecord) error) error {
 // not one well-formed JSON object is a *SyntaxError naming the line.
 func decodeNDJSON(body []byte, fn func(num int, r *rawRecord) error) error {
 	var r rawRecord
-	num := 0
 	for line := 1; len(body) > 0; line++ {
 		var text []byte
 		if i := bytes.IndexByte(body, '\n'); i >= 0 {
@@ -131,8 +130,7 @@ func decodeNDJSON(body []byte, fn func(num int, r *rawRecord) error) error {
 		if err := s.end(); err != nil {
 			return lineError(err, line)
 		}
-		num++
-		if err := fn(num, &r); err != nil {
+		if err := fn(line-1, &r); err != nil { // record_num: the 0-based line number
 			return err
 		}
 	}

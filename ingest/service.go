@@ -63,7 +63,7 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 		decode = decodeNDJSON
 	}
 	err := decode(body, func(num int, r *rawRecord) error {
-		if format == JSONArray && num > s.maxRecords {
+		if format == JSONArray && num >= s.maxRecords {
 			return tooManyRecords(s.maxRecords)
 		}
 		rec, problem := normalise(r)
@@ -83,7 +83,7 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 // parsed holds a request's records after validation.
 type parsed struct {
 	records   []Record
-	nums      []int // 1-based record numbers of records
+	nums      []int // record numbers of records: 0-based positions in a request, file lines in a bulk load
 	failed    []FailedRecord
 	submitted int
 }
@@ -110,7 +110,9 @@ func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed, que
 		return Batch{}, err
 	}
 	b := Batch{ID: kwhouse.NewID(kwhouse.PrefixBatch), Object: "meter_batch", LiveMode: scope.LiveMode,
-		AccountID: scope.AccountID, RecordsSubmitted: p.submitted, RecordsAccepted: len(p.records),
+		// A record is what the caller sent: an interval record, or a cumulative reading (whose
+		// first reading and exact repeats store no interval); accepted = sent − failed.
+		AccountID: scope.AccountID, RecordsSubmitted: p.submitted, RecordsAccepted: p.submitted - len(p.failed),
 		RecordsProcessed: p.submitted, FailedRecords: p.failed, TimeCreated: s.now().UTC().Truncate(time.Second)}
 	if b.FailedRecords == nil {
 		b.FailedRecords = []FailedRecord{}
