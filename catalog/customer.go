@@ -131,16 +131,59 @@ func (c *Catalog) ListCustomers(ctx context.Context, scope kwhouse.Scope, q List
 	return out, more, nil
 }
 
-// DeleteCustomer deletes a customer that has no locations; one that still has them is a
-// conflict, so that no location is left pointing at a customer that is gone.
+// DeleteCustomer deletes a customer. Its locations stay, with customer_id cleared and a
+// location.update event each (FlatPeak answers 202, never a conflict); the tombstone and
+// every location change are written in one insert, so all are stored or none.
 func (c *Catalog) DeleteCustomer(ctx context.Context, scope kwhouse.Scope, id string) error {
 	doc, cu, err := c.loadCustomer(ctx, scope, id)
 	if err != nil {
 		return err
 	}
-	if len(cu.Locations) > 0 {
-		return kwhouse.Conflict("customer_has_locations", "id",
-			"customer %s still has %d location(s), e.g. %s: delete or move them first", id, len(cu.Locations), cu.Locations[0])
+	changes := []Change{{Doc: tombstone(doc), EventType: "customer.delete", EventData: cu}}
+	released, err := c.releaseLocations(ctx, scope, id)
+	if err != nil {
+		return err
 	}
-	return Commit(ctx, c.docs, scope, Change{Doc: tombstone(doc), EventType: "customer.delete", EventData: cu})
+	return Commit(ctx, c.docs, scope, append(changes, released...)...)
+}
+
+// releaseLocations returns the changes that clear customer_id on every location naming
+// the customer, each with its location.update event.
+func (c *Catalog) releaseLocations(ctx context.Context, scope kwhouse.Scope, customerID string) ([]Change, error) {
+	var out []Change
+	q := docstore.ListQuery{Filters: map[docstore.Column]string{docstore.ColCustomerID: customerID}, Limit: maxCustomerLocations}
+	for {
+		docs, more, err := c.docs.List(ctx, scope, KindLocation, q)
+		if err != nil {
+			return nil, fmt.Errorf("locations of customer %s: %w", customerID, err)
+		}
+		for _, d := range docs {
+			ch, err := c.releaseLocation(ctx, scope, d)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ch)
+		}
+		if !more || len(docs) == 0 {
+			return out, nil
+		}
+		q.StartingAfter = docs[len(docs)-1].ID
+	}
+}
+
+func (c *Catalog) releaseLocation(ctx context.Context, scope kwhouse.Scope, d docstore.Doc) (Change, error) {
+	var l Location
+	if err := decode(d, &l); err != nil {
+		return Change{}, err
+	}
+	l.CustomerID, l.TariffStatus, l.TariffElements = "", nil, nil
+	d.Fields.CustomerID = ""
+	d, err := withBody(d, l)
+	if err != nil {
+		return Change{}, err
+	}
+	if err := c.renderLocation(ctx, scope, &l); err != nil {
+		return Change{}, err
+	}
+	return Change{Doc: d, EventType: "location.update", EventData: l}, nil
 }

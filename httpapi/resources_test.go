@@ -174,8 +174,28 @@ func TestLocationUpdateStatusAndCustomerLink(t *testing.T) {
 	if list := do("GET", "/locations?customer_id="+cus, nil).Map(t); len(list["data"].([]any)) != 1 {
 		t.Fatalf("filter by customer_id: %v", list)
 	}
-	if r := do("DELETE", "/customers/"+cus, nil); r.Status != 409 || r.Map(t)["code"] != "customer_has_locations" {
-		t.Fatalf("deleting a customer with locations: %d %s, want 409", r.Status, r.Body)
+	// Deleting the customer keeps its locations with customer_id cleared (FlatPeak: 202).
+	cus2 := do("POST", "/customers", map[string]any{}).Map(t)["id"].(string)
+	loc2 := do("POST", "/locations", map[string]any{"customer_id": cus2, "postal_address": map[string]any{"country_code": "GB"}}).Map(t)["id"].(string)
+	if r := do("DELETE", "/customers/"+cus2, nil); r.Status != 202 {
+		t.Fatalf("deleting a customer with a location: %d %s, want 202", r.Status, r.Body)
+	}
+	if r := do("GET", "/customers/"+cus2, nil); r.Status != 404 {
+		t.Errorf("customer after delete: %d, want 404", r.Status)
+	}
+	if got := do("GET", "/locations/"+loc2, nil).Map(t); got["customer_id"] != nil || got["id"] != loc2 {
+		t.Errorf("location after its customer's delete: %v, want it kept without customer_id", got)
+	}
+	if list := do("GET", "/locations?customer_id="+cus2, nil).Map(t); len(list["data"].([]any)) != 0 {
+		t.Errorf("locations still filed under the deleted customer: %v", list["data"])
+	}
+	ev := do("GET", "/events?object_id="+loc2+"&event_type=location.update", nil).Map(t)["data"].([]any)
+	if len(ev) != 1 || ev[0].(map[string]any)["data"].(map[string]any)["customer_id"] != nil {
+		t.Errorf("location.update events after the customer's delete: %v, want one without customer_id", ev)
+	}
+	// The other location of the first customer is untouched.
+	if got := do("GET", "/locations/"+id, nil).Map(t); got["customer_id"] != cus {
+		t.Errorf("another customer's location changed: %v", got)
 	}
 	// Moving the address to Germany re-derives zone and currency.
 	up := do("PATCH", "/locations/"+id, map[string]any{"postal_address": map[string]any{"country_code": "DE"}}).Map(t)
