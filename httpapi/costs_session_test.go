@@ -14,6 +14,10 @@ func TestCostSessionAndInstant(t *testing.T) {
 	r := e.do("POST", "/costs/session/S1", nil)
 	var s costBody
 	r.JSON(t, &s)
+	// The session's window: its first record's start to its last record's end.
+	if w := r.Map(t); w["start_time"] != "2024-01-10T18:00:00Z" || w["end_time"] != "2024-01-10T20:00:00Z" {
+		t.Errorf("session S1 window %v–%v, want 18:00–20:00", w["start_time"], w["end_time"])
+	}
 	// S1: 8 kWh, all within the first 10 kWh of January: 0.8.
 	if r.Status != 200 || len(s.Data) != 2 || !near(s.Tariff.Value, 0.8) {
 		t.Fatalf("session S1: %d %s", r.Status, r.Body)
@@ -36,6 +40,10 @@ func TestCostSessionAndInstant(t *testing.T) {
 	data, _ := m["data"].(map[string]any)
 	if r.Status != 200 || m["persisted"] != false || data == nil || !near(data["tariff"].(map[string]any)["value"].(float64), 0.5) {
 		t.Fatalf("instant non-persistent: %d %s", r.Status, r.Body)
+	}
+	// FlatPeak's meter_record echoes the record sent and names the carbon unit.
+	if req, _ := m["request"].(map[string]any); m["carbon_units"] != "gCO2eq" || req["location_id"] != e.loc || req["start_time"] != "2024-01-12T18:00:00Z" {
+		t.Errorf("instant echo: carbon_units %v, request %v", m["carbon_units"], m["request"])
 	}
 	if c := e.cost(charger, "", "2024-01-12T00:00:00Z", "2024-01-13T00:00:00Z"); len(c.Data) != 0 {
 		t.Fatalf("a non-persistent record was stored: %+v", c.Data)

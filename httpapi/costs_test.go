@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -73,8 +75,33 @@ func (e *costEnv) reads(recs ...map[string]any) {
 	}
 }
 
+// energyBody reads energy.value_exact as Value (what the money tests compute by hand) and
+// checks that energy.value is that number rounded to whole Wh.
+type energyBody struct {
+	Value float64
+	Whole int64
+}
+
+func (e *energyBody) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Value      json.RawMessage `json:"value"`
+		ValueExact float64         `json:"value_exact"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(v.Value, &e.Whole); err != nil {
+		return fmt.Errorf("energy.value %s is not an integer: %w", v.Value, err)
+	}
+	if want := int64(math.Round(v.ValueExact)); e.Whole != want {
+		return fmt.Errorf("energy.value %d is not value_exact %g rounded (%d)", e.Whole, v.ValueExact, want)
+	}
+	e.Value = v.ValueExact
+	return nil
+}
+
 type costBody struct {
-	Energy struct{ Value float64 } `json:"energy"`
+	Energy energyBody `json:"energy"`
 	Tariff struct {
 		Value, Confidence, Rate float64
 		Components              struct {
@@ -86,7 +113,7 @@ type costBody struct {
 	Data             []struct {
 		StartTime         string `json:"start_time"`
 		EndTime           string `json:"end_time"`
-		Energy            struct{ Value float64 }
+		Energy            energyBody
 		Tariff            struct{ Value, Confidence float64 }
 		RecordReferenceID string `json:"record_reference_id"`
 	} `json:"data"`

@@ -38,7 +38,7 @@ var (
 		WHERE account_id = ? AND live_mode = ? AND device_id = ? AND direction = ?
 		  AND start_time >= toDateTime(?) AND start_time < toDateTime(?) LIMIT 2`)
 	// session_reference_id is not in the sorting key: this reads the account's records.
-	sessionStmt = chstore.Register("query.session", `SELECT location_id, device_id, min(start_time), max(start_time)
+	sessionStmt = chstore.Register("query.session", `SELECT location_id, device_id, min(start_time), max(start_time), max(end_time)
 		FROM meter_records WHERE account_id = ? AND live_mode = ? AND session_reference_id = ? AND direction = ?
 		GROUP BY location_id, device_id LIMIT 2`)
 )

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -19,7 +20,9 @@ type InstantCost struct {
 	TariffRate   string            `json:"tariff_rate"`
 	CurrencyCode string            `json:"currency_code"`
 	EnergyUnits  string            `json:"energy_units"`
+	CarbonUnits  string            `json:"carbon_units"`
 	Persisted    bool              `json:"persisted"`
+	Request      json.RawMessage   `json:"request"` // the record as sent (FlatPeak echoes it)
 	Data         CostItem          `json:"data"`
 	TimeCreated  catalog.Timestamp `json:"time_created"`
 	AccountID    string            `json:"account_id"`
@@ -62,6 +65,7 @@ func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, ing *ingest.S
 	}
 	out := InstantCost{ID: kwhouse.NewID("mre_"), Object: "meter_record", LiveMode: scope.LiveMode, Direction: a.direction,
 		TariffRate: ingest.DirectionName(rec.TariffRate), CurrencyCode: loc.CurrencyCode, EnergyUnits: "WH",
+		CarbonUnits: CarbonUnits, Request: json.RawMessage(body),
 		Data: its[0], TimeCreated: catalog.Timestamp(c.now()), AccountID: scope.AccountID}
 	if !nonPersistent {
 		if _, err := ing.SubmitInterval(ctx, scope, append(append([]byte("["), body...), ']'), ingest.JSONArray); err != nil {

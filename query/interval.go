@@ -44,9 +44,19 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 	return []byte(strconv.FormatFloat(v, 'f', -1, 64)), nil
 }
 
-// EnergyValue is {"value": Wh}.
+// CarbonUnits names the unit of every carbon value: grams of CO2 equivalent.
+const CarbonUnits = "gCO2eq"
+
+// EnergyValue is {"value": whole Wh, "value_exact": Wh}: FlatPeak declares value an
+// integer; value_exact keeps the unrounded energy that money is computed from (§9).
 type EnergyValue struct {
-	Value Amount `json:"value"`
+	Value      int64  `json:"value"`
+	ValueExact Amount `json:"value_exact"`
+}
+
+// energyOf rounds wh half away from zero for value and keeps it whole for value_exact.
+func energyOf(wh float64) EnergyValue {
+	return EnergyValue{Value: int64(math.Round(wh)), ValueExact: Amount(wh)}
 }
 
 // TariffValue is the money of an item or total.
@@ -265,7 +275,7 @@ func items(rows []costRow, req CostRequest, zone *time.Location) []CostItem {
 			end = time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, zone)
 		}
 		it := CostItem{StartTime: catalog.Timestamp(start), EndTime: catalog.Timestamp(end), SessionReferenceID: r.Session,
-			RecordReferenceID: r.Reference, Energy: EnergyValue{Amount(r.Energy)},
+			RecordReferenceID: r.Reference, Energy: energyOf(r.Energy),
 			Tariff: TariffValue{Value: Amount(r.Money), Confidence: Amount(r.Confidence)}}
 		if req.IncludeTariff {
 			it.Tariff.Rate = rateOf(r.Money, r.Energy)
@@ -293,7 +303,7 @@ func (e *EnergyCost) total(rows []costRow, includeTariff bool) {
 	for _, r := range rows {
 		t = fold(t, r)
 	}
-	e.Energy = EnergyValue{Amount(t.Energy)}
+	e.Energy = energyOf(t.Energy)
 	e.Tariff.Value, e.Tariff.Confidence = Amount(t.Money), Amount(t.Confidence)
 	if includeTariff {
 		e.Tariff.Rate = rateOf(t.Money, t.Energy)

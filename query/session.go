@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
@@ -28,13 +29,13 @@ func (c *Coster) Session(ctx context.Context, scope kwhouse.Scope, session strin
 	}
 	defer rows.Close()
 	type where struct {
-		loc, dev   string
-		first, end time.Time
+		loc, dev         string
+		first, last, end time.Time
 	}
 	var found []where
 	for rows.Next() {
 		var w where
-		if err := rows.Scan(&w.loc, &w.dev, &w.first, &w.end); err != nil {
+		if err := rows.Scan(&w.loc, &w.dev, &w.first, &w.last, &w.end); err != nil {
 			return EnergyCost{}, fmt.Errorf("scan session: %w", err)
 		}
 		found = append(found, w)
@@ -53,8 +54,11 @@ func (c *Coster) Session(ctx context.Context, scope kwhouse.Scope, session strin
 	if w.dev != "" {
 		obj = w.dev
 	}
+	// Records are selected by start in [first, last start + 1 s); the answer's window is the
+	// session's own: its first record's start to its last record's end.
 	out, err := c.Interval(ctx, scope, CostRequest{ObjectID: obj, Direction: direction, IncludeTariff: includeTariff,
-		Start: w.first.UTC(), End: w.end.UTC().Add(time.Second), Session: session})
+		Start: w.first.UTC(), End: w.last.UTC().Add(time.Second), Session: session})
 	out.ObjectID = session
+	out.StartTime, out.EndTime = catalog.Timestamp(w.first.UTC()), catalog.Timestamp(w.end.UTC())
 	return out, err
 }
