@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-json-experiment/json"
@@ -49,6 +50,9 @@ func decodeBody(c *gin.Context, v any) error {
 func decodeJSON(body []byte, v any) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return kwhouse.Invalid("invalid_json", "", "the request body must be a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return kwhouse.Invalid("invalid_utf8", "", "the request body is not valid UTF-8")
 	}
 	if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err != nil {
 		return jsonError(err)

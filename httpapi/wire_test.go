@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 // FlatPeak declares energy.value an integer: it is the exact energy rounded half away from
@@ -38,5 +41,31 @@ func TestEnergyValueIsWholeWhMoneyFromExact(t *testing.T) {
 	day := e.do("POST", "/costs/interval/"+e.loc+"?aggregation=DAY", map[string]any{"start_time": "2024-01-10T00:00:00Z", "end_time": "2024-01-11T00:00:00Z"}).Map(t)
 	if en := day["data"].([]any)[0].(map[string]any)["energy"].(map[string]any); en["value"] != 19.0 || en["value_exact"] != 19.166667 {
 		t.Errorf("DAY bucket energy %v, want 19 / 19.166667", en)
+	}
+}
+
+// Strings that are not valid UTF-8 are refused: the whole body of a metadata write (400),
+// one record of a meter push (a failed record); neither is stored.
+func TestInvalidUTF8IsRefusedNeverStored(t *testing.T) {
+	e := newMeterEnv(t)
+	r := e.api.Do(apitest.Request{Method: "POST", Path: "/customers", Auth: e.acc.Test(),
+		Body: []byte(`{"reference_id":"bad-` + "\xff" + `"}`)})
+	if r.Status != 400 || r.Map(t)["code"] != "invalid_utf8" {
+		t.Errorf("customer with invalid UTF-8: %d %s, want 400 invalid_utf8", r.Status, r.Body)
+	}
+	if list := e.api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: e.acc.Test()}).Map(t); len(list["data"].([]any)) != 0 {
+		t.Errorf("a refused customer was stored: %v", list["data"])
+	}
+	good := `{"location_id":"` + e.loc + `","units":"WH","value":5,"start_time":"2024-01-02T10:00:00Z","end_time":"2024-01-02T10:30:00Z"}`
+	bad := `{"location_id":"` + e.loc + `","units":"WH","value":7,"start_time":"2024-01-02T11:00:00Z","end_time":"2024-01-02T11:30:00Z","session_reference_id":"s` + "\xc3\x28" + `"}`
+	r = e.put(t, []byte("["+good+","+bad+"]"), nil)
+	var b batchBody
+	r.JSON(t, &b)
+	if r.Status != 200 || b.RecordsAccepted != 1 || len(b.FailedRecords) != 1 || b.FailedRecords[0].RecordNum != 1 ||
+		!strings.Contains(b.FailedRecords[0].Error, "UTF-8") {
+		t.Fatalf("push with an invalid UTF-8 record: %d %s", r.Status, r.Body)
+	}
+	if n, wh := e.stored(t); n != 1 || wh != 5 {
+		t.Errorf("stored %d records, %g Wh; want only the valid one (1, 5 Wh)", n, wh)
 	}
 }

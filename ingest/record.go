@@ -60,6 +60,13 @@ func normalise(r *rawRecord) (Record, string) {
 			return Record{}, fieldNames[req] + " is required"
 		}
 	}
+	// Free-text fields must be valid UTF-8 (§9); every other string field is checked
+	// against an ASCII grammar below, which invalid bytes fail anyway.
+	for _, i := range []int{fSessionRef, fRecordRef, fMeasurand} {
+		if !utf8.ValidString(f[i]) {
+			return Record{}, fieldNames[i] + " is not valid UTF-8"
+		}
+	}
 	for i := range f {
 		// At most 255 bytes is at most 255 characters: most fields skip the count.
 		if !numeric[i] && len(f[i]) > 255 && utf8.RuneCountInString(f[i]) > 255 {

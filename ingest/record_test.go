@@ -100,6 +100,9 @@ func TestRecordProblems(t *testing.T) {
 		`{` + loc + `,"colour":"red",` + base + `}`:                                                                      `unknown field "colour"`,
 		`{` + loc + `,"location_id":{"a":[1]},` + base + `}`:                                                             "must be a string",
 		`{` + loc + `,"session_reference_id":"` + strings.Repeat("x", 256) + `",` + base + `}`:                           "255",
+		`{` + loc + `,"record_reference_id":"ab` + "\xff\xfe" + `",` + base + `}`:                                        "record_reference_id is not valid UTF-8",
+		`{` + loc + `,"session_reference_id":"` + "\xc3(" + `",` + base + `}`:                                            "session_reference_id is not valid UTF-8",
+		`{` + loc + `,"session_reference_id":"` + strings.Repeat("é", 200) + "\xe2\x82" + `",` + base + `}`:              "session_reference_id is not valid UTF-8",
 		`7`: "not an object",
 	} {
 		_, msg := decodeOne(t, js)
