@@ -94,7 +94,7 @@ func TestTariffValidationNamesRuleAndPath(t *testing.T) {
 		{base(map[string]any{"type": "NON_COMMODITY", "direction": "EXPORT"}), 400, "unsupported_combination", "type"},
 		{base(map[string]any{"contract_end_date": "2023-01-01T00:00:00Z"}), 400, "invalid_contract", "contract_end_date"},
 		{base(map[string]any{"location_id": "loc_000000000000000000000000"}), 400, "resource_missing", "location_id"},
-		{base(map[string]any{"market_rates": true}), 400, "parameter_missing", "market_id"},
+		{base(map[string]any{"market_rates": true}), 400, "no_default_market", "market_id"},
 		{base(map[string]any{"tier_period": "WEEK"}), 400, "invalid_value", "tier_period"},
 		{base(map[string]any{"direction": "UP"}), 400, "invalid_value", "direction"},
 	} {

@@ -69,3 +69,39 @@ func TestInvalidUTF8IsRefusedNeverStored(t *testing.T) {
 		t.Errorf("stored %d records, %g Wh; want only the valid one (1, 5 Wh)", n, wh)
 	}
 }
+
+// A tariff with market_rates and no market_id follows the account's default market of the
+// location's country; a newer default replaces the older; none at all: 400.
+func TestMarketTariffWithoutMarketIDFollowsTheCountryDefault(t *testing.T) {
+	e := newCostEnv(t, "Europe/London")
+	gb := e.do("POST", "/locations", map[string]any{"postal_address": map[string]any{"country_code": "GB"}}).Map(t)["id"].(string)
+	body := map[string]any{"location_id": gb, "direction": "IMPORT", "type": "COMMODITY", "market_rates": true,
+		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z"}
+	if r := e.do("POST", "/tariffs/elements", body); r.Status != 400 || r.Map(t)["code"] != "no_default_market" {
+		t.Fatalf("no default market: %d %s, want 400 no_default_market", r.Status, r.Body)
+	}
+	// A default of another country does not count; a default without a country is refused.
+	e.do("POST", "/markets", map[string]any{"display_name": "DE day-ahead", "currency_code": "EUR", "country_code": "DE", "default": true})
+	if r := e.do("POST", "/markets", map[string]any{"display_name": "x", "currency_code": "GBP", "default": true}); r.Status != 400 || r.Map(t)["param"] != "country_code" {
+		t.Errorf("default without country: %d %s", r.Status, r.Body)
+	}
+	if r := e.do("POST", "/tariffs/elements", body); r.Status != 400 {
+		t.Fatalf("only a DE default: %d %s, want 400", r.Status, r.Body)
+	}
+	first := e.do("POST", "/markets", map[string]any{"display_name": "GB 1", "currency_code": "GBP", "country_code": "GB", "default": true}).Map(t)["id"].(string)
+	second := e.do("POST", "/markets", map[string]any{"display_name": "GB 2", "currency_code": "GBP", "country_code": "GB", "default": true}).Map(t)["id"].(string)
+	if m := e.do("GET", "/markets/"+first, nil).Map(t); m["default"] != false {
+		t.Errorf("the earlier GB default is still default: %v", m)
+	}
+	e.do("PUT", "/markets/"+second+"/prices", []any{map[string]any{"start_time": "2024-01-10T00:00:00Z", "end_time": "2024-01-10T01:00:00Z", "price": 0.2}})
+	r := e.do("POST", "/tariffs/elements", body)
+	if r.Status != 200 || r.Map(t)["market_id"] != second {
+		t.Fatalf("tariff without market_id: %d %s, want market_id %s", r.Status, r.Body, second)
+	}
+	// It prices with the default market's prices: 2 kWh × 0.2 = 0.4.
+	e.loc = gb
+	e.reads(map[string]any{"start_time": "2024-01-10T00:00:00Z", "end_time": "2024-01-10T01:00:00Z", "value": 2000})
+	if c := e.cost(gb, "", "2024-01-10T00:00:00Z", "2024-01-11T00:00:00Z"); !near(c.Tariff.Value, 0.4) {
+		t.Errorf("cost through the default market: %v, want 0.4", c.Tariff.Value)
+	}
+}

@@ -23,6 +23,8 @@ type Market struct {
 	DisplayName  string            `json:"display_name"`
 	ReferenceID  string            `json:"reference_id,omitempty"`
 	CurrencyCode string            `json:"currency_code"`
+	CountryCode  string            `json:"country_code,omitempty"`
+	Default      bool              `json:"default"` // the country's default market for tariffs without market_id
 	TimeCreated  catalog.Timestamp `json:"time_created"`
 	AccountID    string            `json:"account_id"`
 }
@@ -32,6 +34,25 @@ type MarketInput struct {
 	DisplayName  string  `json:"display_name"`
 	ReferenceID  *string `json:"reference_id"`
 	CurrencyCode string  `json:"currency_code"`
+	CountryCode  *string `json:"country_code"`
+	Default      *bool   `json:"default"`
+}
+
+// Validate reports the first problem of the input with its field path.
+func (in MarketInput) Validate() error {
+	switch {
+	case in.DisplayName == "" || len([]rune(in.DisplayName)) > catalog.MaxStringLen:
+		return kwhouse.Invalid("invalid_value", "display_name", "display_name is 1 to 255 characters")
+	case !catalog.ValidCurrency(in.CurrencyCode):
+		return kwhouse.Invalid("invalid_currency", "currency_code", "%q is not an ISO 4217 currency code", in.CurrencyCode)
+	case in.ReferenceID != nil && len([]rune(*in.ReferenceID)) > catalog.MaxStringLen:
+		return kwhouse.Invalid("string_too_long", "reference_id", "at most 255 characters")
+	case in.CountryCode != nil && !catalog.ValidCountry(*in.CountryCode):
+		return kwhouse.Invalid("invalid_country", "country_code", "%q is not an ISO 3166-1 alpha-2 country code", *in.CountryCode)
+	case in.Default != nil && *in.Default && in.CountryCode == nil:
+		return kwhouse.Invalid("parameter_missing", "country_code", "a default market needs the country it is the default of")
+	}
+	return nil
 }
 
 // MarketPrice is one interval of a market series, per kWh in major currency units.
@@ -53,14 +74,11 @@ type PricesResult struct {
 const MaxPricesPerRequest = 40_000
 
 // CreateMarket stores a market.
+// A new default market of a country replaces the earlier one, which is updated to
+// default: false (market.update) in the same insert: one default per country and mode.
 func (s *Service) CreateMarket(ctx context.Context, scope kwhouse.Scope, in MarketInput) (Market, error) {
-	switch {
-	case in.DisplayName == "" || len([]rune(in.DisplayName)) > catalog.MaxStringLen:
-		return Market{}, kwhouse.Invalid("invalid_value", "display_name", "display_name is 1 to 255 characters")
-	case !catalog.ValidCurrency(in.CurrencyCode):
-		return Market{}, kwhouse.Invalid("invalid_currency", "currency_code", "%q is not an ISO 4217 currency code", in.CurrencyCode)
-	case in.ReferenceID != nil && len([]rune(*in.ReferenceID)) > catalog.MaxStringLen:
-		return Market{}, kwhouse.Invalid("string_too_long", "reference_id", "at most 255 characters")
+	if err := in.Validate(); err != nil {
+		return Market{}, err
 	}
 	now := s.now()
 	m := Market{ID: kwhouse.NewID(kwhouse.PrefixMarket), Object: "market", LiveMode: scope.LiveMode, DisplayName: in.DisplayName,
@@ -68,12 +86,96 @@ func (s *Service) CreateMarket(ctx context.Context, scope kwhouse.Scope, in Mark
 	if in.ReferenceID != nil {
 		m.ReferenceID = *in.ReferenceID
 	}
+	if in.CountryCode != nil {
+		m.CountryCode = *in.CountryCode
+	}
+	m.Default = in.Default != nil && *in.Default
 	doc, err := encodeDoc(docstore.Doc{Kind: KindMarket, ID: m.ID, Scope: scope, CreatedUS: now.UnixMicro(),
 		Fields: docstore.Fields{ReferenceID: m.ReferenceID}}, m)
 	if err != nil {
 		return Market{}, err
 	}
-	return m, catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: doc, EventType: "market.create", EventData: m})
+	changes := []catalog.Change{{Doc: doc, EventType: "market.create", EventData: m}}
+	if m.Default {
+		unlock, err := s.docs.Lock(ctx, fmt.Sprintf("market-default:%s:%t:%s", scope.AccountID, scope.LiveMode, m.CountryCode))
+		if err != nil {
+			return Market{}, kwhouse.Unavailable("the market lock", err)
+		}
+		defer unlock()
+		old, err := s.demoteDefault(ctx, scope, m.CountryCode)
+		if err != nil {
+			return Market{}, err
+		}
+		changes = append(changes, old...)
+	}
+	return m, catalog.Commit(ctx, s.docs, scope, changes...)
+}
+
+// demoteDefault returns the changes that clear default on the country's default markets.
+func (s *Service) demoteDefault(ctx context.Context, scope kwhouse.Scope, country string) ([]catalog.Change, error) {
+	docs, err := s.defaultMarkets(ctx, scope, country)
+	if err != nil {
+		return nil, err
+	}
+	var out []catalog.Change
+	for _, d := range docs {
+		var m Market
+		if err := decodeDoc(d, &m); err != nil {
+			return nil, err
+		}
+		m.Default = false
+		if d, err = encodeDoc(d, m); err != nil {
+			return nil, err
+		}
+		out = append(out, catalog.Change{Doc: d, EventType: "market.update", EventData: m})
+	}
+	return out, nil
+}
+
+// defaultMarkets returns the documents of the scope's default markets of country, newest first.
+func (s *Service) defaultMarkets(ctx context.Context, scope kwhouse.Scope, country string) ([]docstore.Doc, error) {
+	var out []docstore.Doc
+	q := docstore.ListQuery{Limit: 100}
+	for {
+		docs, more, err := s.docs.List(ctx, scope, KindMarket, q)
+		if err != nil {
+			return nil, fmt.Errorf("list markets: %w", err)
+		}
+		for _, d := range docs {
+			var m Market
+			if err := decodeDoc(d, &m); err != nil {
+				return nil, err
+			}
+			if m.Default && m.CountryCode == country {
+				out = append(out, d)
+			}
+		}
+		if !more || len(docs) == 0 {
+			return out, nil
+		}
+		q.StartingAfter = docs[len(docs)-1].ID
+	}
+}
+
+// defaultMarketOf returns the id of the default market of loc's country: 400
+// no_default_market when the account has none.
+func (s *Service) defaultMarketOf(ctx context.Context, scope kwhouse.Scope, loc catalog.Location) (string, error) {
+	country := ""
+	if loc.PostalAddress != nil {
+		country = loc.PostalAddress.CountryCode
+	}
+	var docs []docstore.Doc
+	var err error
+	if country != "" {
+		if docs, err = s.defaultMarkets(ctx, scope, country); err != nil {
+			return "", err
+		}
+	}
+	if len(docs) == 0 {
+		return "", kwhouse.Invalid("no_default_market", "market_id",
+			"no market_id given and the account has no default market for the location's country %q: send market_id or create one with POST /markets {\"country_code\", \"default\": true}", country)
+	}
+	return docs[0].ID, nil
 }
 
 // GetMarket returns a market.

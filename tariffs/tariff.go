@@ -136,8 +136,6 @@ func (in *Input) validate() error {
 	}
 	market := in.MarketRates != nil && *in.MarketRates
 	switch {
-	case market && (in.MarketID == nil || *in.MarketID == ""):
-		return kwhouse.Invalid("parameter_missing", "market_id", "a tariff with market_rates needs a market_id")
 	case !market && in.MarketID != nil && *in.MarketID != "":
 		return kwhouse.Invalid("invalid_value", "market_id", "market_id needs market_rates: true")
 	case !market && len(in.Schedule) == 0:
@@ -178,6 +176,12 @@ func (s *Service) Create(ctx context.Context, scope kwhouse.Scope, in Input) (Ta
 		return Tariff{}, err
 	}
 	t := s.newTariff(scope, in, loc)
+	if t.MarketRates && t.MarketID == "" {
+		// No market_id: the account's default market of the location's country (§9).
+		if t.MarketID, err = s.defaultMarketOf(ctx, scope, loc); err != nil {
+			return Tariff{}, err
+		}
+	}
 	if t.MarketRates {
 		if _, err := s.docs.Get(ctx, scope, KindMarket, t.MarketID); err != nil {
 			if kwhouse.KindOf(err) == kwhouse.KindNotFound {
@@ -223,7 +227,10 @@ func (s *Service) newTariff(scope kwhouse.Scope, in Input, loc catalog.Location)
 		t.ProviderID = *in.ProviderID
 	}
 	if in.MarketRates != nil && *in.MarketRates {
-		t.MarketRates, t.MarketID = true, *in.MarketID
+		t.MarketRates = true
+		if in.MarketID != nil {
+			t.MarketID = *in.MarketID
+		}
 		if len(t.Schedule) == 0 {
 			t.Schedule = marketSchedule()
 		}
