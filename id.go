@@ -20,6 +20,7 @@ const (
 	PrefixBatch    = "bat_"
 	PrefixRates    = "rts_"
 	PrefixMarket   = "mrs_"
+	PrefixCarbon   = "cis_" // carbon-intensity series
 )
 
 // NewID returns prefix followed by 24 lowercase hex characters from a CSPRNG.

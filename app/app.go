@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/kwhouse/kwhouse/accounts"
+	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
@@ -38,6 +39,7 @@ type App struct {
 	Catalog  *catalog.Catalog
 	Ingest   *ingest.Service
 	Tariffs  *tariffs.Service
+	Carbon   *carbon.Store
 	Coster   *query.Coster
 	Writer   *ingest.Writer
 	API      *httpapi.Server
@@ -96,7 +98,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, now)
 	a.Catalog.SetDeviceActivity(a.Ingest)
 	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
-	a.Coster = query.NewCoster(db, a.Tariffs, a.Catalog, now)
+	a.Carbon = carbon.NewStore(db, docs, now)
+	a.Coster = query.NewCoster(db, a.Tariffs, a.Catalog, a.Carbon, now)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.API = httpapi.New(httpapi.Deps{
@@ -114,6 +117,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		IngestMaxBodyBytes:  ic.MaxBodyBytes,
 		Tariffs:             a.Tariffs,
 		Coster:              a.Coster,
+		Carbon:              a.Carbon,
 		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},
 	})
 	return a, nil

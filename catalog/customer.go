@@ -150,25 +150,20 @@ func (c *Catalog) DeleteCustomer(ctx context.Context, scope kwhouse.Scope, id st
 // releaseLocations returns the changes that clear customer_id on every location naming
 // the customer, each with its location.update event.
 func (c *Catalog) releaseLocations(ctx context.Context, scope kwhouse.Scope, customerID string) ([]Change, error) {
-	var out []Change
-	q := docstore.ListQuery{Filters: map[docstore.Column]string{docstore.ColCustomerID: customerID}, Limit: maxCustomerLocations}
-	for {
-		docs, more, err := c.docs.List(ctx, scope, KindLocation, q)
-		if err != nil {
-			return nil, fmt.Errorf("locations of customer %s: %w", customerID, err)
-		}
-		for _, d := range docs {
-			ch, err := c.releaseLocation(ctx, scope, d)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ch)
-		}
-		if !more || len(docs) == 0 {
-			return out, nil
-		}
-		q.StartingAfter = docs[len(docs)-1].ID
+	docs, err := c.docs.ListAll(ctx, scope, KindLocation, docstore.ListQuery{
+		Filters: map[docstore.Column]string{docstore.ColCustomerID: customerID}})
+	if err != nil {
+		return nil, fmt.Errorf("locations of customer %s: %w", customerID, err)
 	}
+	out := make([]Change, 0, len(docs))
+	for _, d := range docs {
+		ch, err := c.releaseLocation(ctx, scope, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
+	return out, nil
 }
 
 func (c *Catalog) releaseLocation(ctx context.Context, scope kwhouse.Scope, d docstore.Doc) (Change, error) {

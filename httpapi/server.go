@@ -14,6 +14,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/accounts"
+	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/query"
@@ -39,6 +40,7 @@ type Deps struct {
 	Ingest             *ingest.Service
 	Tariffs            *tariffs.Service
 	Coster             *query.Coster
+	Carbon             *carbon.Store
 	IngestMaxBodyBytes int64
 	// LocationDeleteHooks remove what belongs to a location when it is deleted.
 	LocationDeleteHooks []catalog.LocationDeleteHook
@@ -89,6 +91,7 @@ func (s *Server) routes() {
 	m.PUT("/cumulative/epoch", s.wrap(s.putCumulative))
 	m.GET("/batch", s.wrap(s.getBatch))
 	e.PUT("/markets/:id/prices", s.authenticate, s.wrap(s.putMarketPrices)) // a year of prices exceeds the metadata limit
+	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.wrap(s.putCarbonIntensities))
 
 	a := e.Group("/", s.authenticate, s.limitBody(s.deps.MaxBodyBytes))
 	a.POST("/customers", s.wrap(s.createCustomer))
@@ -117,6 +120,8 @@ func (s *Server) routes() {
 	a.DELETE("/tariffs/elements/:id", s.wrap(s.deleteTariff))
 	a.POST("/markets", s.wrap(s.createMarket))
 	a.GET("/markets/:id", s.wrap(s.getMarket))
+	a.POST("/carbon/series", s.wrap(s.createCarbonSeries))
+	a.GET("/carbon/series/:id", s.wrap(s.getCarbonSeries))
 	a.POST("/costs/interval/:id", s.wrap(s.costInterval))
 	a.POST("/costs/session/:id", s.wrap(s.costSession))
 	a.POST("/costs/instant", s.wrap(s.costInstant))

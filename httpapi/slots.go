@@ -46,16 +46,30 @@ func floatParam(c *gin.Context, name string) (*float64, error) {
 	return &f, nil
 }
 
+// boolParams reads optional true/false flags from the query string into dst by name.
+func boolParams(c *gin.Context, dst map[string]*bool) error {
+	for name, p := range dst {
+		v, ok := c.GetQuery(name)
+		if !ok {
+			continue
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return kwhouse.Invalid("invalid_value", name, "%s must be true or false", name)
+		}
+		*p = b
+	}
+	return nil
+}
+
 func (s *Server) tariffRates(c *gin.Context) (int, any, error) {
 	start, end, err := s.window(c)
 	if err != nil {
 		return 0, nil, err
 	}
 	req := query.RatesRequest{LocationID: c.Param("id"), Direction: c.Query("direction"), Start: start, End: end}
-	if v, ok := c.GetQuery("include_tariff"); ok {
-		if req.IncludeTariff, err = strconv.ParseBool(v); err != nil {
-			return 0, nil, kwhouse.Invalid("invalid_value", "include_tariff", "include_tariff must be true or false")
-		}
+	if err := boolParams(c, map[string]*bool{"include_tariff": &req.IncludeTariff, "include_carbon": &req.IncludeCarbon}); err != nil {
+		return 0, nil, err
 	}
 	out, err := s.deps.Coster.Rates(c.Request.Context(), scopeOf(c), req)
 	return http.StatusOK, out, err

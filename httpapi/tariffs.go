@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -124,12 +123,8 @@ func (s *Server) costInterval(c *gin.Context) (int, any, error) {
 // costRequest reads the query parameters and the window of a cost request.
 func costRequest(c *gin.Context) (query.CostRequest, error) {
 	req := query.CostRequest{Direction: c.Query("direction"), Aggregation: c.Query("aggregation")}
-	if v, ok := c.GetQuery("include_tariff"); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return req, kwhouse.Invalid("invalid_value", "include_tariff", "include_tariff must be true or false")
-		}
-		req.IncludeTariff = b
+	if err := boolParams(c, map[string]*bool{"include_tariff": &req.IncludeTariff, "include_carbon": &req.IncludeCarbon}); err != nil {
+		return req, err
 	}
 	var w costWindow
 	if err := decodeBody(c, &w); err != nil {
@@ -145,28 +140,20 @@ func costRequest(c *gin.Context) (query.CostRequest, error) {
 }
 
 func (s *Server) costSession(c *gin.Context) (int, any, error) {
-	include := false
-	if v, ok := c.GetQuery("include_tariff"); ok {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return 0, nil, kwhouse.Invalid("invalid_value", "include_tariff", "include_tariff must be true or false")
-		}
-		include = b
+	var flags query.CostFlags
+	if err := boolParams(c, map[string]*bool{"include_tariff": &flags.IncludeTariff, "include_carbon": &flags.IncludeCarbon}); err != nil {
+		return 0, nil, err
 	}
-	out, err := s.deps.Coster.Session(c.Request.Context(), scopeOf(c), c.Param("id"), c.Query("direction"), include)
+	out, err := s.deps.Coster.Session(c.Request.Context(), scopeOf(c), c.Param("id"), c.Query("direction"), flags)
 	return http.StatusOK, out, err
 }
 
 func (s *Server) costInstant(c *gin.Context) (int, any, error) {
-	flags := map[string]bool{}
-	for _, name := range []string{"include_tariff", "non_persistent"} {
-		if v, ok := c.GetQuery(name); ok {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return 0, nil, kwhouse.Invalid("invalid_value", name, "%s must be true or false", name)
-			}
-			flags[name] = b
-		}
+	var flags query.CostFlags
+	var nonPersistentQuery bool
+	if err := boolParams(c, map[string]*bool{"include_tariff": &flags.IncludeTariff, "include_carbon": &flags.IncludeCarbon,
+		"non_persistent": &nonPersistentQuery}); err != nil {
+		return 0, nil, err
 	}
 	body, err := readMeterBody(c, s.deps.MaxBodyBytes)
 	if err != nil {
@@ -177,7 +164,7 @@ func (s *Server) costInstant(c *gin.Context) (int, any, error) {
 	}
 	// Only non_persistent is read here; a malformed body is reported by the record parser.
 	_ = decodeLenient(body, &inBody)
-	nonPersistent := flags["non_persistent"] || (inBody.NonPersistent != nil && *inBody.NonPersistent)
-	out, err := s.deps.Coster.Instant(c.Request.Context(), scopeOf(c), s.deps.Ingest, withoutNonPersistent(body), nonPersistent, flags["include_tariff"])
+	nonPersistent := nonPersistentQuery || (inBody.NonPersistent != nil && *inBody.NonPersistent)
+	out, err := s.deps.Coster.Instant(c.Request.Context(), scopeOf(c), s.deps.Ingest, withoutNonPersistent(body), nonPersistent, flags)
 	return http.StatusOK, out, err
 }

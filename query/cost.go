@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/ingest"
@@ -48,6 +49,7 @@ type Coster struct {
 	db        *chstore.DB
 	tariffs   *tariffs.Service
 	catalog   *catalog.Catalog
+	carbon    *carbon.Store
 	now       func() time.Time
 	timelines *tariffs.EpochMemo[priceSpan]
 	// costArrays holds the arrays of recent cost windows (cost_arrays.go).
@@ -57,8 +59,8 @@ type Coster struct {
 }
 
 // NewCoster returns a Coster.
-func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, now func() time.Time) *Coster {
-	return &Coster{db: db, tariffs: t, catalog: c, now: now, timelines: newTimelineCache(t),
+func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbon.Store, now func() time.Time) *Coster {
+	return &Coster{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
 		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize),
 		prices:     tariffs.NewEpochMemo[map[string][]tariffs.MarketInterval](t, marketPricesCacheSize)}
 }
@@ -66,12 +68,14 @@ func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, now func(
 // costRow is one row of cost.sql.
 type costRow struct {
 	Key, KeyEnd        uint32
+	TariffRate         uint8 // 1 IMPORT, 2 EXPORT, 3 LOCAL per record; 0 for a day
 	Session, Reference string
 	Energy, Money      float64
 	MoneyCommodity     float64
 	MoneyNonCommodity  float64
 	Confidence         float64
 	NImport, NExport   uint64
+	Carbon             carbon.Weighed // filled in Go when carbon is asked for
 }
 
 // scopeArgs are the bound values of one cost query.
@@ -187,7 +191,7 @@ func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
 	var out []costRow
 	for rows.Next() {
 		var r costRow
-		if err := rows.Scan(&r.Key, &r.KeyEnd, &r.Session, &r.Reference, &r.Energy, &r.Money, &r.MoneyCommodity,
+		if err := rows.Scan(&r.Key, &r.KeyEnd, &r.TariffRate, &r.Session, &r.Reference, &r.Energy, &r.Money, &r.MoneyCommodity,
 			&r.MoneyNonCommodity, &r.Confidence, &r.NImport, &r.NExport); err != nil {
 			return nil, fmt.Errorf("scan cost row: %w", err)
 		}

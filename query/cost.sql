@@ -36,11 +36,11 @@ FROM
 {{define "cost_columns"}}
 {{- /* The columns of every cost query (costRow), per record or summed per local day. */ -}}
 {{- if .Daily}}
-    toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, '' AS ksess, '' AS kref,
+    toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
     sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non, min(conf) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export
 {{- else}}
-    rs AS k, re AS kend, sess AS ksess, ref AS kref,
+    rs AS k, re AS kend, tr AS ktr, sess AS ksess, ref AS kref,
     e AS energy, m AS money, m_com AS money_com, m_non AS money_non, conf AS confidence,
     toUInt64(tr = 1) AS n_import, toUInt64(tr = 2) AS n_export
 {{- end}}
@@ -51,5 +51,5 @@ FROM
 {{- if .Daily}}
 GROUP BY k
 {{- end}}
-ORDER BY k, kend
+ORDER BY k, kend, ktr
 {{- end}}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/ingest"
 )
@@ -29,7 +30,7 @@ type InstantCost struct {
 }
 
 // Instant prices one record given in the request; it is stored too unless nonPersistent.
-func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, ing *ingest.Service, body []byte, nonPersistent, includeTariff bool) (InstantCost, error) {
+func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, ing *ingest.Service, body []byte, nonPersistent bool, flags CostFlags) (InstantCost, error) {
 	rec, err := ingest.ParseOne(body)
 	if err != nil {
 		return InstantCost{}, err
@@ -59,13 +60,18 @@ func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, ing *ingest.S
 	if err := checkTariffs(rows, a); err != nil {
 		return InstantCost{}, err
 	}
-	its := items(rows, CostRequest{IncludeTariff: includeTariff}, zone)
+	if flags.IncludeCarbon {
+		if err := c.weighCarbon(ctx, a, loc, rows); err != nil {
+			return InstantCost{}, err
+		}
+	}
+	its := items(rows, CostRequest{CostFlags: flags}, zone)
 	if len(its) != 1 {
 		return InstantCost{}, fmt.Errorf("instant cost gave %d items", len(its))
 	}
 	out := InstantCost{ID: kwhouse.NewID("mre_"), Object: "meter_record", LiveMode: scope.LiveMode, Direction: a.direction,
 		TariffRate: ingest.DirectionName(rec.TariffRate), CurrencyCode: loc.CurrencyCode, EnergyUnits: "WH",
-		CarbonUnits: CarbonUnits, Request: json.RawMessage(body),
+		CarbonUnits: carbon.Units, Request: json.RawMessage(body),
 		Data: its[0], TimeCreated: catalog.Timestamp(c.now()), AccountID: scope.AccountID}
 	if !nonPersistent {
 		if _, err := ing.SubmitInterval(ctx, scope, append(append([]byte("["), body...), ']'), ingest.JSONArray); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
 )
@@ -24,12 +25,18 @@ const MaxCostWindow = 400 * 24 * time.Hour
 
 // CostRequest asks for the cost of a scope's records starting in [Start, End).
 type CostRequest struct {
-	ObjectID      string // loc_… (location-level records) or dev_… (that device's records)
-	Direction     string
-	Aggregation   string
-	IncludeTariff bool
-	Start, End    time.Time
-	Session       string // only records of this session_reference_id, when set
+	ObjectID    string // loc_… (location-level records) or dev_… (that device's records)
+	Direction   string
+	Aggregation string
+	CostFlags
+	Start, End time.Time
+	Session    string // only records of this session_reference_id, when set
+}
+
+// CostFlags add detail to a cost answer.
+type CostFlags struct {
+	IncludeTariff bool // rate and components on every tariff object
+	IncludeCarbon bool // carbon objects and carbon_units (§9)
 }
 
 // Amount is money or energy, written with at most 6 decimals.
@@ -43,9 +50,6 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 	}
 	return []byte(strconv.FormatFloat(v, 'f', -1, 64)), nil
 }
-
-// CarbonUnits names the unit of every carbon value: grams of CO2 equivalent.
-const CarbonUnits = "gCO2eq"
 
 // EnergyValue is {"value": whole Wh, "value_exact": Wh}: FlatPeak declares value an
 // integer; value_exact keeps the unrounded energy that money is computed from (§9).
@@ -81,6 +85,7 @@ type CostItem struct {
 	RecordReferenceID  string            `json:"record_reference_id,omitempty"`
 	Energy             EnergyValue       `json:"energy"`
 	Tariff             TariffValue       `json:"tariff"`
+	Carbon             *CarbonValue      `json:"carbon,omitempty"` // with include_carbon
 }
 
 // EnergyCost is the energy_cost response.
@@ -96,8 +101,10 @@ type EnergyCost struct {
 	EnergyUnits      string            `json:"energy_units"`
 	StartTime        catalog.Timestamp `json:"start_time"`
 	EndTime          catalog.Timestamp `json:"end_time"`
+	CarbonUnits      string            `json:"carbon_units,omitempty"` // with include_carbon
 	Energy           EnergyValue       `json:"energy"`
 	Tariff           TariffValue       `json:"tariff"`
+	Carbon           *CarbonValue      `json:"carbon,omitempty"`
 	Data             []CostItem        `json:"data"`
 	AccountID        string            `json:"account_id"`
 }
@@ -162,8 +169,13 @@ func (c *Coster) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	if err := checkTariffs(rows, args); err != nil {
 		return EnergyCost{}, err
 	}
+	if req.IncludeCarbon {
+		if err := c.weighCarbon(ctx, args, loc, rows); err != nil {
+			return EnergyCost{}, err
+		}
+	}
 	out.Data = items(rows, req, zone)
-	out.total(rows, req.IncludeTariff)
+	out.total(rows, req.CostFlags)
 	return out, nil
 }
 
@@ -227,6 +239,9 @@ func (c *Coster) newResponse(scope kwhouse.Scope, req CostRequest, loc catalog.L
 	if req.IncludeTariff {
 		out.Tariff.Rate, out.Tariff.Components = new(Amount), &Components{}
 	}
+	if req.IncludeCarbon {
+		out.CarbonUnits, out.Carbon = carbon.Units, carbonValue(carbon.None)
+	}
 	return out
 }
 
@@ -281,6 +296,9 @@ func items(rows []costRow, req CostRequest, zone *time.Location) []CostItem {
 			it.Tariff.Rate = rateOf(r.Money, r.Energy)
 			it.Tariff.Components = &Components{Commodity: Amount(r.MoneyCommodity), NonCommodity: Amount(r.MoneyNonCommodity)}
 		}
+		if req.IncludeCarbon {
+			it.Carbon = carbonValue(r.Carbon)
+		}
 		out = append(out, it)
 	}
 	return out
@@ -294,20 +312,24 @@ func fold(a, b costRow) costRow {
 	a.Confidence = math.Min(a.Confidence, b.Confidence)
 	a.NImport += b.NImport
 	a.NExport += b.NExport
+	a.Carbon = a.Carbon.Add(b.Carbon)
 	return a
 }
 
 // total sets the top-level figures from the unrounded rows.
-func (e *EnergyCost) total(rows []costRow, includeTariff bool) {
-	t := costRow{Confidence: 1}
+func (e *EnergyCost) total(rows []costRow, flags CostFlags) {
+	t := costRow{Confidence: 1, Carbon: carbon.None}
 	for _, r := range rows {
 		t = fold(t, r)
 	}
 	e.Energy = energyOf(t.Energy)
 	e.Tariff.Value, e.Tariff.Confidence = Amount(t.Money), Amount(t.Confidence)
-	if includeTariff {
+	if flags.IncludeTariff {
 		e.Tariff.Rate = rateOf(t.Money, t.Energy)
 		e.Tariff.Components = &Components{Commodity: Amount(t.MoneyCommodity), NonCommodity: Amount(t.MoneyNonCommodity)}
+	}
+	if flags.IncludeCarbon {
+		e.Carbon = carbonValue(t.Carbon)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 // Session prices every record of one session_reference_id (POST /costs/session/{id}).
 // The session's records must be of one location (and one device, or none).
-func (c *Coster) Session(ctx context.Context, scope kwhouse.Scope, session string, direction string, includeTariff bool) (EnergyCost, error) {
+func (c *Coster) Session(ctx context.Context, scope kwhouse.Scope, session string, direction string, flags CostFlags) (EnergyCost, error) {
 	if session == "" || len(session) > 255 {
 		return EnergyCost{}, kwhouse.Invalid("invalid_value", "id", "a session_reference_id is 1 to 255 characters")
 	}
@@ -56,7 +56,7 @@ func (c *Coster) Session(ctx context.Context, scope kwhouse.Scope, session strin
 	}
 	// Records are selected by start in [first, last start + 1 s); the answer's window is the
 	// session's own: its first record's start to its last record's end.
-	out, err := c.Interval(ctx, scope, CostRequest{ObjectID: obj, Direction: direction, IncludeTariff: includeTariff,
+	out, err := c.Interval(ctx, scope, CostRequest{ObjectID: obj, Direction: direction, CostFlags: flags,
 		Start: w.first.UTC(), End: w.last.UTC().Add(time.Second), Session: session})
 	out.ObjectID = session
 	out.StartTime, out.EndTime = catalog.Timestamp(w.first.UTC()), catalog.Timestamp(w.end.UTC())

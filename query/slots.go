@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
 )
 
@@ -22,6 +23,16 @@ type RateItem struct {
 	ValidFrom catalog.Timestamp `json:"valid_from"`
 	ValidTo   catalog.Timestamp `json:"valid_to"`
 	Tariff    RateValue         `json:"tariff"`
+	Carbon    *RateCarbon       `json:"carbon,omitempty"` // with include_carbon
+}
+
+// RateCarbon is the grid's carbon intensity over a period, as FlatPeak has it: grams CO2e
+// per kWh, its place between the window's lowest (0) and highest (1), and its confidence
+// (0 where no intensity is known).
+type RateCarbon struct {
+	Intensity  Amount `json:"intensity"`
+	Relative   Amount `json:"relative"`
+	Confidence Amount `json:"confidence"`
 }
 
 // RatesRequestEcho repeats a timeline request.
@@ -42,6 +53,7 @@ type TariffRates struct {
 	LocationTimezone string            `json:"location_timezone"`
 	CurrencyCode     string            `json:"currency_code"`
 	Direction        string            `json:"direction"`
+	CarbonUnits      string            `json:"carbon_units,omitempty"` // with include_carbon
 	LastUpdated      catalog.Timestamp `json:"last_updated"`
 	NextUpdate       catalog.Timestamp `json:"next_update"`
 	Request          RatesRequestEcho  `json:"request"`
@@ -56,6 +68,7 @@ type RatesRequest struct {
 	Direction     string
 	Start, End    time.Time
 	IncludeTariff bool
+	IncludeCarbon bool // cut the timeline at intensity changes too and add carbon (§9)
 }
 
 // Rates returns the price timeline of a location (import = commodity + non-commodity,
@@ -70,16 +83,55 @@ func (c *Coster) Rates(ctx context.Context, scope kwhouse.Scope, req RatesReques
 	out := TariffRates{ID: kwhouse.NewID(kwhouse.PrefixRates), Object: "tariff_rate", LiveMode: scope.LiveMode,
 		LocationID: loc.ID, LocationTimezone: loc.Timezone, CurrencyCode: loc.CurrencyCode, Direction: directionOr(req.Direction),
 		LastUpdated: now, NextUpdate: catalog.Timestamp(req.End), TimeCreated: now, AccountID: scope.AccountID, Data: []RateItem{},
-		Request: RatesRequestEcho{IncludeTariff: req.IncludeTariff, Direction: directionOr(req.Direction),
+		Request: RatesRequestEcho{IncludeTariff: req.IncludeTariff, IncludeCarbon: req.IncludeCarbon, Direction: directionOr(req.Direction),
 			StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End)}}
+	var ivs []carbon.Interval
+	if req.IncludeCarbon {
+		out.CarbonUnits = carbon.Units
+		if ivs, err = c.seriesIntervals(ctx, scope, loc, req.Start.Unix(), req.End.Unix()); err != nil {
+			return TariffRates{}, err
+		}
+	}
 	for _, p := range periods {
 		it := RateItem{ValidFrom: unixTS(p.Start), ValidTo: unixTS(p.End), Tariff: RateValue{Rate: Amount(p.Rate), Confidence: Amount(p.Confidence)}}
 		if req.IncludeTariff {
 			it.Tariff.Components = &Components{Commodity: Amount(p.Commodity), NonCommodity: Amount(p.NonCommodity)}
 		}
-		out.Data = append(out.Data, it)
+		if !req.IncludeCarbon {
+			out.Data = append(out.Data, it)
+			continue
+		}
+		for _, piece := range carbon.Cut(p.Start, p.End, ivs) {
+			it.ValidFrom, it.ValidTo = unixTS(piece.Start), unixTS(piece.End)
+			it.Carbon = &RateCarbon{Intensity: Amount(piece.Intensity), Confidence: Amount(boolTo01(piece.Covered))}
+			out.Data = append(out.Data, it)
+		}
 	}
+	setRelativeCarbon(out.Data)
 	return out, nil
+}
+
+// setRelativeCarbon places each known intensity between the lowest (0) and highest (1)
+// known intensity of the items; with one value (or none) every item is 0.
+func setRelativeCarbon(items []RateItem) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, it := range items {
+		if it.Carbon != nil && it.Carbon.Confidence > 0 {
+			lo, hi = math.Min(lo, float64(it.Carbon.Intensity)), math.Max(hi, float64(it.Carbon.Intensity))
+		}
+	}
+	for _, it := range items {
+		if it.Carbon != nil && it.Carbon.Confidence > 0 && hi > lo {
+			it.Carbon.Relative = Amount((float64(it.Carbon.Intensity) - lo) / (hi - lo))
+		}
+	}
+}
+
+func boolTo01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func directionOr(d string) string {

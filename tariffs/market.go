@@ -134,27 +134,21 @@ func (s *Service) demoteDefault(ctx context.Context, scope kwhouse.Scope, countr
 
 // defaultMarkets returns the documents of the scope's default markets of country, newest first.
 func (s *Service) defaultMarkets(ctx context.Context, scope kwhouse.Scope, country string) ([]docstore.Doc, error) {
-	var out []docstore.Doc
-	q := docstore.ListQuery{Limit: 100}
-	for {
-		docs, more, err := s.docs.List(ctx, scope, KindMarket, q)
-		if err != nil {
-			return nil, fmt.Errorf("list markets: %w", err)
-		}
-		for _, d := range docs {
-			var m Market
-			if err := decodeDoc(d, &m); err != nil {
-				return nil, err
-			}
-			if m.Default && m.CountryCode == country {
-				out = append(out, d)
-			}
-		}
-		if !more || len(docs) == 0 {
-			return out, nil
-		}
-		q.StartingAfter = docs[len(docs)-1].ID
+	docs, err := s.docs.ListAll(ctx, scope, KindMarket, docstore.ListQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("list markets: %w", err)
 	}
+	var out []docstore.Doc
+	for _, d := range docs {
+		var m Market
+		if err := decodeDoc(d, &m); err != nil {
+			return nil, err
+		}
+		if m.Default && m.CountryCode == country {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 // defaultMarketOf returns the id of the default market of loc's country: 400

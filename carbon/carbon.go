@@ -1,0 +1,164 @@
+// Package carbon stores grid carbon-intensity series (grams CO2e per kWh) as markets store
+// prices, and weighs energy by them: grams = kWh × intensity, spread over time exactly as
+// prices are.
+package carbon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/docstore"
+)
+
+// KindSeries is the document kind of a series.
+const KindSeries = "carbon_series"
+
+// Units names the unit of every carbon value kwhouse answers: grams of CO2 equivalent.
+const Units = "gCO2eq"
+
+// Series is a carbon-intensity series of a country's grid.
+type Series struct {
+	ID          string            `json:"id"`
+	Object      string            `json:"object"`
+	LiveMode    bool              `json:"live_mode"`
+	DisplayName string            `json:"display_name"`
+	ReferenceID string            `json:"reference_id,omitempty"`
+	CountryCode string            `json:"country_code"`
+	Default     bool              `json:"default"` // the series locations of the country use
+	TimeCreated catalog.Timestamp `json:"time_created"`
+	AccountID   string            `json:"account_id"`
+}
+
+// SeriesInput is the body of POST /carbon/series.
+type SeriesInput struct {
+	DisplayName string  `json:"display_name"`
+	ReferenceID *string `json:"reference_id"`
+	CountryCode string  `json:"country_code"`
+	Default     *bool   `json:"default"`
+}
+
+// Validate reports the first problem of the input with its field path.
+func (in SeriesInput) Validate() error {
+	switch {
+	case in.DisplayName == "" || len([]rune(in.DisplayName)) > catalog.MaxStringLen:
+		return kwhouse.Invalid("invalid_value", "display_name", "display_name is 1 to 255 characters")
+	case in.ReferenceID != nil && len([]rune(*in.ReferenceID)) > catalog.MaxStringLen:
+		return kwhouse.Invalid("string_too_long", "reference_id", "at most 255 characters")
+	case in.CountryCode == "":
+		return kwhouse.Invalid("parameter_missing", "country_code", "country_code is required")
+	case !catalog.ValidCountry(in.CountryCode):
+		return kwhouse.Invalid("invalid_country", "country_code", "%q is not an ISO 3166-1 alpha-2 country code", in.CountryCode)
+	}
+	return nil
+}
+
+// Store keeps series documents and their intensities.
+type Store struct {
+	db   *chstore.DB
+	docs *docstore.Store
+	now  func() time.Time
+}
+
+// NewStore returns a Store.
+func NewStore(db *chstore.DB, docs *docstore.Store, now func() time.Time) *Store {
+	return &Store{db: db, docs: docs, now: now}
+}
+
+// Create stores a series. A new default series of a country replaces the earlier one,
+// which is updated to default: false in the same insert.
+func (s *Store) Create(ctx context.Context, scope kwhouse.Scope, in SeriesInput) (Series, error) {
+	if err := in.Validate(); err != nil {
+		return Series{}, err
+	}
+	now := s.now()
+	se := Series{ID: kwhouse.NewID(kwhouse.PrefixCarbon), Object: "carbon_series", LiveMode: scope.LiveMode,
+		DisplayName: in.DisplayName, CountryCode: in.CountryCode, Default: in.Default != nil && *in.Default,
+		TimeCreated: catalog.Timestamp(now), AccountID: scope.AccountID}
+	if in.ReferenceID != nil {
+		se.ReferenceID = *in.ReferenceID
+	}
+	doc, err := encode(docstore.Doc{Kind: KindSeries, ID: se.ID, Scope: scope, CreatedUS: now.UnixMicro(),
+		Fields: docstore.Fields{ReferenceID: se.ReferenceID}}, se)
+	if err != nil {
+		return Series{}, err
+	}
+	changes := []catalog.Change{{Doc: doc, EventType: "carbon_series.create", EventData: se}}
+	if se.Default {
+		unlock, err := s.docs.Lock(ctx, fmt.Sprintf("carbon-default:%s:%t:%s", scope.AccountID, scope.LiveMode, se.CountryCode))
+		if err != nil {
+			return Series{}, kwhouse.Unavailable("the carbon series lock", err)
+		}
+		defer unlock()
+		old, err := s.demoteDefaults(ctx, scope, se.CountryCode)
+		if err != nil {
+			return Series{}, err
+		}
+		changes = append(changes, old...)
+	}
+	return se, catalog.Commit(ctx, s.docs, scope, changes...)
+}
+
+// Get returns a series.
+func (s *Store) Get(ctx context.Context, scope kwhouse.Scope, id string) (Series, error) {
+	var se Series
+	d, err := s.docs.Get(ctx, scope, KindSeries, id)
+	if err != nil {
+		return se, err
+	}
+	return se, decode(d, &se)
+}
+
+// DefaultFor returns the id of the default series of country, "" when there is none.
+func (s *Store) DefaultFor(ctx context.Context, scope kwhouse.Scope, country string) (string, error) {
+	if country == "" {
+		return "", nil
+	}
+	docs, err := s.defaults(ctx, scope, country)
+	if err != nil || len(docs) == 0 {
+		return "", err
+	}
+	return docs[0].ID, nil
+}
+
+func (s *Store) demoteDefaults(ctx context.Context, scope kwhouse.Scope, country string) ([]catalog.Change, error) {
+	docs, err := s.defaults(ctx, scope, country)
+	if err != nil {
+		return nil, err
+	}
+	var out []catalog.Change
+	for _, d := range docs {
+		var se Series
+		if err := decode(d, &se); err != nil {
+			return nil, err
+		}
+		se.Default = false
+		if d, err = encode(d, se); err != nil {
+			return nil, err
+		}
+		out = append(out, catalog.Change{Doc: d, EventType: "carbon_series.update", EventData: se})
+	}
+	return out, nil
+}
+
+// defaults returns the documents of the scope's default series of country, newest first.
+func (s *Store) defaults(ctx context.Context, scope kwhouse.Scope, country string) ([]docstore.Doc, error) {
+	docs, err := s.docs.ListAll(ctx, scope, KindSeries, docstore.ListQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("list carbon series: %w", err)
+	}
+	var out []docstore.Doc
+	for _, d := range docs {
+		var se Series
+		if err := decode(d, &se); err != nil {
+			return nil, err
+		}
+		if se.Default && se.CountryCode == country {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}

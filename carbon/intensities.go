@@ -1,0 +1,160 @@
+package carbon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/docstore"
+)
+
+// Intensity is one interval of a series as sent: grams CO2e per kWh over [start, end).
+type Intensity struct {
+	StartTime catalog.Timestamp `json:"start_time"`
+	EndTime   catalog.Timestamp `json:"end_time"`
+	Intensity *float64          `json:"intensity"`
+}
+
+// IntensitiesResult is the answer of PUT /carbon/series/{id}/intensities.
+type IntensitiesResult struct {
+	Object              string `json:"object"`
+	SeriesID            string `json:"series_id"`
+	IntensitiesAccepted int    `json:"intensities_accepted"`
+}
+
+// MaxIntensitiesPerRequest bounds one PUT (a year of 15-minute intensities fits).
+const MaxIntensitiesPerRequest = 40_000
+
+// maxInterval is how far before a window an interval may start and still reach into it.
+const maxInterval = 32 * 86400
+
+var insertStmt = chstore.Register("carbon.insert_intensities", `INSERT INTO carbon_intensities (account_id, live_mode,
+		series_id, start_time, end_time, intensity, version) VALUES`)
+
+// The latest intensity of each interval: a re-sent interval replaces the old one (argMax,
+// not FINAL: end_time is not in the key).
+var intervalsStmt = chstore.Register("carbon.intervals", `SELECT toUInt32(start_time),
+		toUInt32(argMax(end_time, version)) AS e, argMax(intensity, version)
+	FROM carbon_intensities
+	WHERE account_id = ? AND live_mode = ? AND series_id = ? AND start_time >= toDateTime(?) AND start_time < toDateTime(?)
+	GROUP BY start_time
+	HAVING e > ?
+	ORDER BY start_time`)
+
+// PutIntensities stores intensities of a series; an interval with the start of a stored
+// one replaces it.
+func (s *Store) PutIntensities(ctx context.Context, scope kwhouse.Scope, id string, ivs []Intensity) (IntensitiesResult, error) {
+	if _, err := s.Get(ctx, scope, id); err != nil {
+		return IntensitiesResult{}, err
+	}
+	if err := checkIntensities(ivs); err != nil {
+		return IntensitiesResult{}, err
+	}
+	b, err := s.db.Insert(ctx, insertStmt)
+	if err != nil {
+		return IntensitiesResult{}, chstore.Classify(fmt.Errorf("put intensities of %s: %w", id, err))
+	}
+	ver := uint64(s.now().UnixNano())
+	for i, iv := range ivs {
+		if err := b.Append(scope.AccountID, liveByte(scope), id, iv.StartTime.Time().UTC(), iv.EndTime.Time().UTC(),
+			*iv.Intensity, ver+uint64(i)); err != nil {
+			return IntensitiesResult{}, fmt.Errorf("put intensities of %s: %w", id, err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return IntensitiesResult{}, chstore.Classify(fmt.Errorf("put intensities of %s: %w", id, err))
+	}
+	return IntensitiesResult{Object: "carbon_intensities", SeriesID: id, IntensitiesAccepted: len(ivs)}, nil
+}
+
+// checkIntensities refuses missing, negative, non-finite or overlapping intervals; errors
+// name the index.
+func checkIntensities(ivs []Intensity) error {
+	switch {
+	case len(ivs) == 0:
+		return kwhouse.Invalid("parameter_missing", "", "send at least one intensity")
+	case len(ivs) > MaxIntensitiesPerRequest:
+		return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "too_many_intensities",
+			Message: fmt.Sprintf("at most %d intensities per request", MaxIntensitiesPerRequest)}
+	}
+	order := make([]int, len(ivs))
+	for i, iv := range ivs {
+		param := fmt.Sprintf("[%d]", i)
+		s, e := iv.StartTime.Time(), iv.EndTime.Time()
+		switch {
+		case iv.Intensity == nil:
+			return kwhouse.Invalid("parameter_missing", param+".intensity", "intensity is required")
+		case math.IsNaN(*iv.Intensity) || math.IsInf(*iv.Intensity, 0) || *iv.Intensity < 0:
+			return kwhouse.Invalid("invalid_number", param+".intensity", "intensity must be a finite number, not negative")
+		case !e.After(s):
+			return kwhouse.Invalid("invalid_interval", param+".end_time", "end_time must be after start_time")
+		case e.Sub(s) > maxInterval*time.Second:
+			return kwhouse.Invalid("invalid_interval", param+".end_time", "an interval may span at most 32 days")
+		case s.Year() < 1971 || e.Year() > 2105:
+			return kwhouse.Invalid("invalid_interval", param+".start_time", "intensities must lie between 1971 and 2105")
+		case s.Nanosecond() != 0 || e.Nanosecond() != 0:
+			return kwhouse.Invalid("invalid_interval", param+".start_time", "times are whole seconds")
+		}
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return ivs[order[a]].StartTime.Time().Before(ivs[order[b]].StartTime.Time()) })
+	for k := 1; k < len(order); k++ {
+		if ivs[order[k]].StartTime.Time().Before(ivs[order[k-1]].EndTime.Time()) {
+			return kwhouse.Invalid("overlapping_intensities", fmt.Sprintf("[%d].start_time", order[k]), "overlaps the interval at [%d]", order[k-1])
+		}
+	}
+	return nil
+}
+
+// Intervals returns the series' intervals in force during [from, to), in time order.
+func (s *Store) Intervals(ctx context.Context, scope kwhouse.Scope, id string, from, to int64) ([]Interval, error) {
+	if id == "" {
+		return nil, nil
+	}
+	rows, err := s.db.Query(ctx, intervalsStmt, scope.AccountID, liveByte(scope), id,
+		uint32(max(from-maxInterval, 0)), uint32(to), uint32(from))
+	if err != nil {
+		return nil, chstore.Classify(fmt.Errorf("intensities of %s: %w", id, err))
+	}
+	defer rows.Close()
+	var out []Interval
+	for rows.Next() {
+		var s0, e0 uint32
+		var iv Interval
+		if err := rows.Scan(&s0, &e0, &iv.Intensity); err != nil {
+			return nil, fmt.Errorf("scan intensity: %w", err)
+		}
+		iv.Start, iv.End = int64(s0), int64(e0)
+		out = append(out, iv)
+	}
+	return out, chstore.Classify(rows.Err())
+}
+
+func liveByte(s kwhouse.Scope) uint8 {
+	if s.LiveMode {
+		return 1
+	}
+	return 0
+}
+
+func encode(d docstore.Doc, v any) (docstore.Doc, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return d, fmt.Errorf("encode %s %s: %w", d.Kind, d.ID, err)
+	}
+	d.Body = b
+	return d, nil
+}
+
+func decode(d docstore.Doc, v any) error {
+	if err := json.Unmarshal(d.Body, v); err != nil {
+		return fmt.Errorf("decode %s %s: %w", d.Kind, d.ID, err)
+	}
+	return nil
+}
