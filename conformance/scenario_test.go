@@ -60,7 +60,7 @@ func (r *run) call(name, method, path string, body any) map[string]any {
 	res := r.api.Do(apitest.Request{Method: method, Path: path, Auth: r.auth, Body: body})
 	var m map[string]any
 	_ = json.Unmarshal(res.Body, &m)
-	if id, ok := m["id"].(string); ok && res.Status == 200 {
+	if id, ok := m["id"].(string); ok && res.Status < 300 {
 		r.names[name] = id
 	}
 	r.record(name, res.Status, res.Body)
@@ -146,7 +146,8 @@ func catalogSteps(r *run) {
 	r.call("cus patch", "PATCH", "/customers/{cus}", map[string]any{"reference_id": "C-2"})
 	r.call("cus list", "GET", "/customers?limit=5", nil)
 	r.call("cus dup!", "POST", "/customers", map[string]any{"reference_id": "C-2"})
-	r.call("loc", "POST", "/locations", map[string]any{"customer_id": "{cus}", "timezone": "Europe/London", "currency_code": "GBP"})
+	r.call("loc", "POST", "/locations", map[string]any{"customer_id": "{cus}", "timezone": "Europe/London", "currency_code": "GBP",
+		"postal_address": map[string]any{"country_code": "GB"}})
 	r.call("ny", "POST", "/locations", map[string]any{"timezone": "America/New_York", "currency_code": "USD", "reference_id": "NY"})
 	r.call("loc list", "GET", "/locations?customer_id={cus}", nil)
 	r.call("dev", "POST", "/devices", map[string]any{"reference_id": "charger"})
@@ -197,6 +198,16 @@ func tariffSteps(r *run) {
 	r.call("prices", "PUT", "/markets/{mkt}/prices", prices)
 	r.call("prices again", "PUT", "/markets/{mkt}/prices", prices[:2])
 	r.call("mkt get", "GET", "/markets/{mkt}", nil)
+	r.call("mkt default", "POST", "/markets", map[string]any{"display_name": "GB", "currency_code": "GBP", "country_code": "GB", "default": true})
+	r.call("co2", "POST", "/carbon/series", map[string]any{"display_name": "GB grid", "country_code": "GB", "default": true})
+	var ivs []any
+	for i := 0; i < 3*24; i++ {
+		start := time.Date(2024, 3, 30, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
+		ivs = append(ivs, map[string]any{"start_time": start.Format(time.RFC3339), "end_time": start.Add(time.Hour).Format(time.RFC3339),
+			"intensity": float64(120 + (i*13)%90)})
+	}
+	r.call("co2 intensities", "PUT", "/carbon/series/{co2}/intensities", ivs)
+	r.call("co2 get", "GET", "/carbon/series/{co2}", nil)
 	r.call("agile", "POST", "/tariffs/elements", map[string]any{"location_id": "{ny}", "direction": "IMPORT", "type": "COMMODITY",
 		"market_rates": true, "market_id": "{mkt}", "contract_start_date": "2024-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z",
 		"schedule": []any{map[string]any{"months": []string{"All"}, "days_and_hours": []any{map[string]any{"days": []string{"All"},
@@ -259,6 +270,8 @@ func costSteps(r *run) {
 	window := map[string]any{"start_time": "2024-03-30T00:00:00Z", "end_time": "2024-04-02T00:00:00Z"}
 	r.call("cost raw", "POST", "/costs/interval/{loc}?include_tariff=true", window)
 	r.call("cost day", "POST", "/costs/interval/{loc}?aggregation=DAY&include_tariff=true", window)
+	r.call("cost carbon", "POST", "/costs/interval/{loc}?include_carbon=true", window)
+	r.call("cost carbon day", "POST", "/costs/interval/{loc}?aggregation=DAY&include_carbon=true", window)
 	r.call("cost month", "POST", "/costs/interval/{loc}?aggregation=MONTH", map[string]any{"start_time": "2024-01-01T00:00:00Z", "end_time": "2024-07-01T00:00:00Z"})
 	r.call("cost export", "POST", "/costs/interval/{loc}?direction=EXPORT&aggregation=DAY", window)
 	r.call("cost device", "POST", "/costs/interval/{dev2}?direction=EXPORT&aggregation=DAY", window)
@@ -268,7 +281,7 @@ func costSteps(r *run) {
 	r.call("session", "POST", "/costs/session/S1", nil)
 	instant := map[string]any{"location_id": "{loc}", "device_id": "{dev}", "start_time": "2024-04-05T18:00:00Z",
 		"end_time": "2024-04-05T19:00:00Z", "units": "KWH", "value": 1, "non_persistent": true}
-	r.call("instant", "POST", "/costs/instant?include_tariff=true", instant)
+	r.call("instant", "POST", "/costs/instant?include_tariff=true&include_carbon=true", instant)
 	delete(instant, "non_persistent")
 	r.call("instant stored", "POST", "/costs/instant", instant)
 }
@@ -277,6 +290,7 @@ func rateSteps(r *run) {
 	day := "start_time=2024-03-31T00:00:00Z&end_time=2024-04-01T00:00:00Z"
 	r.call("rates", "GET", "/tariffs/rates/{loc}?include_tariff=true&"+day, nil)
 	r.call("rates export", "GET", "/tariffs/rates/{loc}?direction=EXPORT&"+day, nil)
+	r.call("rates carbon", "GET", "/tariffs/rates/{loc}?include_carbon=true&"+day, nil)
 	mday := "start_time=2024-03-10T05:00:00Z&end_time=2024-03-11T05:00:00Z"
 	r.call("slots high", "GET", "/slots/threshold/{ny}?segment=HIGH&relative=0.25&"+mday, nil)
 	r.call("slots low abs", "GET", "/slots/threshold/{ny}?segment=LOW&absolute=0&"+mday, nil)
