@@ -27,14 +27,18 @@ const (
 	fConfidence
 	fStartTime
 	fEndTime
+	fNonPersistent
 	fieldCount
 )
 
 var fieldNames = [fieldCount]string{"location_id", "device_id", "session_reference_id", "record_reference_id",
-	"direction", "tariff_rate", "measurand", "units", "value", "confidence", "start_time", "end_time"}
+	"direction", "tariff_rate", "measurand", "units", "value", "confidence", "start_time", "end_time", "non_persistent"}
 
-// numeric fields take JSON numbers; the rest take strings.
-var numeric = [fieldCount]bool{fValue: true, fConfidence: true}
+// numeric fields take JSON numbers, boolean fields true or false; the rest take strings.
+var (
+	numeric = [fieldCount]bool{fValue: true, fConfidence: true}
+	boolean = [fieldCount]bool{fNonPersistent: true}
+)
 
 // fieldIndex is the number of a field name, -1 for an unknown one. A switch, which Go
 // compiles to a search by length and content, instead of comparing with every name.
@@ -64,6 +68,8 @@ func fieldIndex(name string) int {
 		return fStartTime
 	case "end_time":
 		return fEndTime
+	case "non_persistent":
+		return fNonPersistent
 	}
 	return -1
 }
@@ -212,12 +218,17 @@ func (s *scanner) field(r *rawRecord, name string) error {
 	switch {
 	case numeric[f] && (s.peek() == '-' || (s.peek() >= '0' && s.peek() <= '9')):
 		v, err = s.number()
-	case !numeric[f] && s.peek() == '"':
+	case boolean[f] && (s.peek() == 't' || s.peek() == 'f'):
+		v = map[byte]string{'t': "true", 'f': "false"}[s.peek()]
+		err = s.literal(v)
+	case !numeric[f] && !boolean[f] && s.peek() == '"':
 		v, err = s.str()
 	default:
 		want := "string"
 		if numeric[f] {
 			want = "number"
+		} else if boolean[f] {
+			want = "boolean"
 		}
 		r.note(fmt.Sprintf("%s must be a %s, not a JSON %s", name, want, s.kind()))
 		return s.skip(0)

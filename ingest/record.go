@@ -69,7 +69,7 @@ func normalise(r *rawRecord) (Record, string) {
 	}
 	for i := range f {
 		// At most 255 bytes is at most 255 characters: most fields skip the count.
-		if !numeric[i] && len(f[i]) > 255 && utf8.RuneCountInString(f[i]) > 255 {
+		if !numeric[i] && !boolean[i] && len(f[i]) > 255 && utf8.RuneCountInString(f[i]) > 255 {
 			return Record{}, fieldNames[i] + " is longer than 255 characters"
 		}
 	}
@@ -99,6 +99,10 @@ func normalise(r *rawRecord) (Record, string) {
 	}
 	if r.set[fMeasurand] && !strings.EqualFold(f[fMeasurand], "TRANSFERRED") {
 		return Record{}, "measurand must be TRANSFERRED"
+	}
+	if r.set[fNonPersistent] && f[fNonPersistent] == "true" {
+		// FlatPeak's record schema has the flag; a push stores what it accepts.
+		return Record{}, "non_persistent records are never stored: price them with POST /costs/instant?non_persistent=true"
 	}
 	return rec, ""
 }
@@ -265,9 +269,7 @@ func ParseOne(body []byte) (Record, error) {
 	if err := s.end(); err != nil {
 		return Record{}, bodyError(err)
 	}
-	if strings.HasPrefix(r.problem, `unknown field "non_persistent"`) {
-		r.problem = "" // the query parameter's twin in the body; read by the caller
-	}
+	r.set[fNonPersistent] = false // the query parameter's twin in the body; read by the caller
 	rec, problem := normalise(&r)
 	if problem != "" {
 		return Record{}, kwhouse.Invalid("invalid_record", "", "%s", problem)

@@ -103,6 +103,8 @@ func TestRecordProblems(t *testing.T) {
 		`{` + loc + `,"record_reference_id":"ab` + "\xff\xfe" + `",` + base + `}`:                                        "record_reference_id is not valid UTF-8",
 		`{` + loc + `,"session_reference_id":"` + "\xc3(" + `",` + base + `}`:                                            "session_reference_id is not valid UTF-8",
 		`{` + loc + `,"session_reference_id":"` + strings.Repeat("é", 200) + "\xe2\x82" + `",` + base + `}`:              "session_reference_id is not valid UTF-8",
+		`{` + loc + `,"non_persistent":true,` + base + `}`:                                                               "non_persistent records are never stored",
+		`{` + loc + `,"non_persistent":"yes",` + base + `}`:                                                              "non_persistent must be a boolean",
 		`7`: "not an object",
 	} {
 		_, msg := decodeOne(t, js)

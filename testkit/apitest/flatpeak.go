@@ -96,3 +96,41 @@ func resolveFlatPeakContradictions(doc *openapi3.T) {
 		ev.Value.Properties["data"] = openapi3.NewObjectSchema().NewRef()
 	}
 }
+
+// FlatPeakOperations lists FlatPeak's documented operations as "METHOD /path/{param}".
+func FlatPeakOperations() ([]string, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(flatPeakJSON)
+	if err != nil {
+		return nil, fmt.Errorf("load flatpeak document: %w", err)
+	}
+	var out []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			out = append(out, method+" "+path)
+		}
+	}
+	return out, nil
+}
+
+// CheckFlatPeakRequest reports how a request breaks FlatPeak's document (parameters and
+// body), or nil: a test proves with it that it sends what a FlatPeak client may send.
+func CheckFlatPeakRequest(method, path string, body []byte) error {
+	router, err := FlatPeakRouter()
+	if err != nil {
+		return err
+	}
+	hr, err := http.NewRequest(method, "http://kwhouse.test"+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	route, params, err := router.FindRoute(hr)
+	if err != nil {
+		return fmt.Errorf("not a FlatPeak operation: %w", err)
+	}
+	return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+		Request: hr, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}})
+}
