@@ -38,7 +38,7 @@ func TestFlatPeakResponseCheckFindsWhatBreaksAClient(t *testing.T) {
 		{"POST", "/costs/interval/loc_1", 200, `{"account_id":"a","data":[{"start_time":"2024-01-01T00:00:00Z","end_time":"2024-01-01T00:00:00Z",
 			"energy":{"value":1.5},"tariff":{"value":1,"confidence":1}}]}`, "integer"},
 		{"GET", "/events", 200, `{"object":"list","data":[{"id":"evt_1","data":{"id":"cus_1","object":"customer"}}]}`, ""}, // Event.data resolved
-		{"GET", "/carbon/series/cis_1", 200, `{}`, ""}, // not FlatPeak's
+		{"GET", "/carbon/series/cis_1", 200, `{}`, ""},                                                                     // not FlatPeak's
 	} {
 		got := checkFlatPeak(req(tc.method, tc.path), Response{Status: tc.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tc.body)})
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
