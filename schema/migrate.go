@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,22 +68,42 @@ func load(path string, form Form) (Migration, error) {
 	if err != nil {
 		return Migration{}, fmt.Errorf("read migration %s: %w", path, err)
 	}
-	text, err := render(path, string(raw), form)
-	if err != nil {
-		return Migration{}, err
+	m := Migration{Version: v, Name: name}
+	for _, stmt := range split(string(raw)) {
+		text, err := render(path, stmt, form)
+		if err != nil {
+			return Migration{}, err
+		}
+		if strings.TrimSpace(text) != "" { // a cluster-only statement renders empty on one node
+			m.Statements = append(m.Statements, text)
+		}
 	}
-	return Migration{Version: v, Name: name, Statements: split(text)}, nil
+	return m, nil
 }
 
-func render(path, text string, form Form) (string, error) {
+// createTarget finds the table a CREATE TABLE statement makes, as written in the template.
+var createTarget = regexp.MustCompile(`CREATE TABLE (?:IF NOT EXISTS )?(?:\{\{table "(\w+)"\}\}|(\w+))`)
+
+// render fills one statement's template. On a cluster: ON CLUSTER, Replicated engines whose
+// ZooKeeper path names the table (18.16 has no {uuid}), the local name of a sharded table
+// and its Distributed table. On one node every cluster piece renders empty, so the
+// single-node DDL of every applied migration is unchanged (TestSingleNodeDDLIsUnchanged).
+func render(path, stmt string, form Form) (string, error) {
 	onCluster := ""
 	if form.Cluster != "" {
 		onCluster = "ON CLUSTER " + form.Cluster
 	}
-	funcs := template.FuncMap{"engine": func(engine, arg string) string {
-		return engineClause(form, engine, arg)
-	}}
-	t, err := template.New(path).Funcs(funcs).Parse(text)
+	target := ""
+	if m := createTarget.FindStringSubmatch(stmt); m != nil {
+		target = localName(form, m[1]+m[2])
+	}
+	funcs := template.FuncMap{
+		"engine":      func(engine, arg string) string { return engineClause(form, target, engine, arg) },
+		"table":       func(name string) string { return localName(form, name) },
+		"qualified":   func(name string) string { return qualifiedName(form, name) },
+		"distributed": func(name string) string { return distributedTable(form, name) },
+	}
+	t, err := template.New(path).Funcs(funcs).Parse(stmt)
 	if err != nil {
 		return "", fmt.Errorf("parse migration %s: %w", path, err)
 	}
@@ -93,15 +114,56 @@ func render(path, text string, form Form) (string, error) {
 	return buf.String(), nil
 }
 
-// engineClause renders engine(arg) for a single node, or its Replicated form on a cluster.
-func engineClause(form Form, engine, arg string) string {
+// shardingKeys are the tables sharded across a cluster, with their sharding key: a
+// location's records live on one shard, so per-reading argMax/FINAL stay exact. Every
+// other table is small metadata, replicated to every node so that any node answers any read.
+var shardingKeys = map[string]string{"meter_records": "cityHash64(location_id)"}
+
+// localName is a sharded table's per-shard table on a cluster ("<name>_local"), else name.
+func localName(form Form, name string) string {
+	if _, ok := shardingKeys[name]; ok && form.Cluster != "" {
+		return name + "_local"
+	}
+	return name
+}
+
+// qualifiedName is name with the database on a cluster: ON CLUSTER resolves the source
+// of CREATE TABLE … AS in the default database otherwise.
+func qualifiedName(form Form, name string) string {
+	if form.Cluster == "" {
+		return name
+	}
+	return form.Database + "." + name
+}
+
+// distributedTable is the CREATE of a sharded table's Distributed table on a cluster, named
+// as the table is on one node so every query reads and writes it unchanged; "" on one node.
+func distributedTable(form Form, name string) string {
+	key, ok := shardingKeys[name]
+	if !ok || form.Cluster == "" {
+		return ""
+	}
+	local := localName(form, name)
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s ON CLUSTER %s AS %s ENGINE = Distributed(%s, %s, %s, %s)",
+		name, form.Cluster, qualifiedName(form, local), form.Cluster, form.Database, local, key)
+}
+
+// engineClause renders engine(arg) for a single node, or its Replicated form on a cluster:
+// a sharded table's replicas are the nodes of its shard, every other table's are all nodes.
+func engineClause(form Form, table, engine, arg string) string {
 	if form.Cluster == "" {
 		if arg == "" {
 			return engine
 		}
 		return engine + "(" + arg + ")"
 	}
-	args := "'/clickhouse/tables/{shard}/" + form.Database + "/{uuid}', '{replica}'"
+	group := "all"
+	for name := range shardingKeys {
+		if table == localName(form, name) {
+			group = "{shard}"
+		}
+	}
+	args := "'/clickhouse/tables/" + group + "/" + form.Database + "/" + table + "', '{replica}'"
 	if arg != "" {
 		args += ", " + arg
 	}
@@ -177,7 +239,7 @@ func ensureBookkeeping(ctx context.Context, db *chstore.DB, form Form) error {
 	}
 	q := "CREATE TABLE IF NOT EXISTS schema_migrations " + onCluster +
 		" (version UInt32, name String, applied_at DateTime('UTC')) ENGINE = " +
-		engineClause(form, "ReplacingMergeTree", "") + " ORDER BY version"
+		engineClause(form, "schema_migrations", "ReplacingMergeTree", "") + " ORDER BY version"
 	if err := db.Exec(ctx, bookkeepingStmt.With(q)); err != nil {
 		return chstore.Classify(fmt.Errorf("create schema_migrations: %w", err))
 	}

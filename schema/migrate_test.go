@@ -49,7 +49,7 @@ func TestClusterFormUsesReplicatedEnginesAndOnCluster(t *testing.T) {
 			// shard's replicas by replication.
 			creates := contains(s, "CREATE TABLE")
 			inserts := strings.HasPrefix(strings.TrimSpace(stripComments(s)), "INSERT")
-			if (!inserts && !contains(s, "ON CLUSTER kw")) || (creates && !contains(s, "ENGINE = Replicated")) {
+			if (!inserts && !contains(s, "ON CLUSTER kw")) || (creates && !contains(s, "ENGINE = Replicated") && !contains(s, "ENGINE = Distributed")) {
 				t.Errorf("migration %d statement lacks the cluster form:\n%s", m.Version, s)
 			}
 		}

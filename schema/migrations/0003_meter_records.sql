@@ -3,7 +3,7 @@
 -- with filters on key columns only, or argMax by version.
 -- Partitioned by UTC day of start_time (data management); never by location: inserts may
 -- touch at most 100 partitions, and the writer splits blocks to stay under that.
-CREATE TABLE IF NOT EXISTS meter_records {{.OnCluster}}
+CREATE TABLE IF NOT EXISTS {{table "meter_records"}} {{.OnCluster}}
 (
     account_id           String,
     live_mode            UInt8,
@@ -23,6 +23,10 @@ CREATE TABLE IF NOT EXISTS meter_records {{.OnCluster}}
 ENGINE = {{engine "ReplacingMergeTree" "version"}}
 PARTITION BY toYYYYMMDD(start_time)
 ORDER BY (account_id, live_mode, location_id, device_id, direction, tariff_rate, start_time, end_time);
+
+-- On a cluster the records live in meter_records_local, sharded by location through this
+-- Distributed table (nothing on one node).
+{{distributed "meter_records"}};
 
 -- One row per accepted PUT /meters/interval or /meters/cumulative/epoch request.
 CREATE TABLE IF NOT EXISTS meter_batches {{.OnCluster}}

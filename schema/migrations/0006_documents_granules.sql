@@ -7,7 +7,7 @@
 DROP TABLE IF EXISTS documents_g8192 {{.OnCluster}};
 
 -- Same columns as documents (AS documents); only the granules differ.
-CREATE TABLE IF NOT EXISTS documents_g256 {{.OnCluster}} AS documents
+CREATE TABLE IF NOT EXISTS documents_g256 {{.OnCluster}} AS {{qualified "documents"}}
 ENGINE = {{engine "ReplacingMergeTree" "version"}}
 ORDER BY (account_id, live_mode, kind, id)
 SETTINGS index_granularity = 256;
