@@ -65,7 +65,7 @@ func dial(cfg config.ClickHouse, database string) (driver.Conn, error) {
 		compression = &clickhouse.Compression{Method: clickhouse.CompressionLZ4}
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr:             []string{cfg.Addr},
+		Addr:             cfg.Addrs(), // the next node when one does not answer
 		Auth:             clickhouse.Auth{Database: database, Username: cfg.Username, Password: cfg.Password},
 		DialTimeout:      cfg.DialTimeout,
 		MaxOpenConns:     cfg.MaxOpenConns,
@@ -117,6 +117,11 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write Set
 		// Current releases may default async inserts on; an acknowledged write must be stored.
 		write["async_insert"] = 0
 	}
+	if cfg.Cluster != "" {
+		// An insert through a Distributed table returns once the shard has the rows, not
+		// when they are queued on this node's disk (current releases still take the name).
+		write["insert_distributed_sync"] = 1
+	}
 	return read, write
 }
 
@@ -143,6 +148,15 @@ func (db *DB) Close() error {
 		err = errors.Join(err, db.bulk.Close())
 	}
 	return err
+}
+
+// DropDatabaseSQL is the statement that drops cfg's database, on every node of its cluster.
+func DropDatabaseSQL(cfg config.ClickHouse) string {
+	q := "DROP DATABASE IF EXISTS " + cfg.Database // identifier from validated config
+	if cfg.Cluster != "" {
+		q += " ON CLUSTER " + cfg.Cluster
+	}
+	return q
 }
 
 // OnCluster returns "ON CLUSTER name" in cluster mode, else "".

@@ -33,6 +33,8 @@ type HTTP struct {
 
 // ClickHouse configures the system of record.
 type ClickHouse struct {
+	// Addr is one node, or a comma-separated list of nodes used in turn when one does
+	// not answer (cluster mode: any nodes of the cluster).
 	Addr     string `mapstructure:"addr"`
 	Database string `mapstructure:"database"`
 	Username string `mapstructure:"username"`
@@ -50,19 +52,32 @@ type ClickHouse struct {
 	Compression string `mapstructure:"compression"`
 }
 
+// Addrs returns the nodes of Addr in order.
+func (c ClickHouse) Addrs() []string {
+	var out []string
+	for _, a := range strings.Split(c.Addr, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // WireCompression resolves Compression to what the connection uses: "lz4" or "none".
 func (c ClickHouse) WireCompression() string {
 	if c.Compression == "lz4" || c.Compression == "none" {
 		return c.Compression
 	}
-	host, _, err := net.SplitHostPort(c.Addr)
-	if err != nil {
-		host = c.Addr
+	for _, addr := range c.Addrs() {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return "lz4"
+		}
 	}
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
-		return "none"
-	}
-	return "lz4"
+	return "none"
 }
 
 // Redis configures the cache and coordination store.

@@ -32,7 +32,12 @@ func (c *Config) Validate() error {
 		}
 	}
 	checkAddr("http.addr", c.HTTP.Addr)
-	checkAddr("clickhouse.addr", c.ClickHouse.Addr)
+	if len(c.ClickHouse.Addrs()) == 0 {
+		add("clickhouse.addr", "want host:port or a comma-separated list of them, got %q", c.ClickHouse.Addr)
+	}
+	for _, a := range c.ClickHouse.Addrs() {
+		checkAddr("clickhouse.addr", a)
+	}
 	checkAddr("redis.addr", c.Redis.Addr)
 	if c.HTTP.MaxBodyBytes < 1024 {
 		add("http.max_body_bytes", "must be at least 1024, got %d", c.HTTP.MaxBodyBytes)

@@ -3,6 +3,7 @@ package testkit
 import (
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -98,4 +99,41 @@ func (p *Proxy) serve(client net.Conn) {
 	delete(p.conns, client)
 	delete(p.conns, server)
 	p.mu.Unlock()
+}
+
+// Proxies stand in front of every node of a comma-separated address list (a cluster):
+// Down takes all of them away, as if the whole store were gone.
+type Proxies []*Proxy
+
+// NewProxies starts a proxy for each address of addrs.
+func NewProxies(t testing.TB, addrs string) Proxies {
+	t.Helper()
+	var out Proxies
+	for _, a := range strings.Split(addrs, ",") {
+		out = append(out, NewProxy(t, strings.TrimSpace(a)))
+	}
+	return out
+}
+
+// Addr is the comma-separated list of the proxies' addresses, in order.
+func (ps Proxies) Addr() string {
+	addrs := make([]string, len(ps))
+	for i, p := range ps {
+		addrs[i] = p.Addr()
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Down takes every node away.
+func (ps Proxies) Down() {
+	for _, p := range ps {
+		p.Down()
+	}
+}
+
+// Up gives every node back.
+func (ps Proxies) Up() {
+	for _, p := range ps {
+		p.Up()
+	}
 }

@@ -42,6 +42,7 @@ func ClickHouseConfig(t testing.TB) config.ClickHouse {
 	t.Helper()
 	return config.ClickHouse{
 		Addr:             clickhouseAddr(t),
+		Cluster:          os.Getenv("KWHOUSE_TEST_CLICKHOUSE_CLUSTER"), // make test-cluster sets it
 		Database:         RandomName("kwtest_"),
 		Username:         "default",
 		DialTimeout:      2 * time.Second,
@@ -72,7 +73,7 @@ func OpenClickHouse(t testing.TB, cfg config.ClickHouse) *chstore.DB {
 	}
 	t.Cleanup(func() {
 		if os.Getenv("KWHOUSE_TEST_KEEP_DB") != "1" {
-			_ = db.Exec(context.Background(), chstore.Tool("DROP DATABASE IF EXISTS "+cfg.Database))
+			_ = db.Exec(context.Background(), chstore.Tool(chstore.DropDatabaseSQL(cfg)))
 		}
 		db.Close()
 	})

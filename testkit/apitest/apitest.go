@@ -31,7 +31,7 @@ type API struct {
 	t          testing.TB
 	URL        string
 	App        *app.App
-	ClickHouse *testkit.Proxy
+	ClickHouse testkit.Proxies // one per node
 	Redis      *testkit.Proxy
 	router     routers.Router
 	client     *http.Client
@@ -52,7 +52,7 @@ func Start(t testing.TB, opt Options) *API {
 	ch := testkit.ClickHouseConfig(t)
 	rc := testkit.RedisConfig(t)
 	clickhouseAddr := ch.Addr
-	chProxy, redisProxy := testkit.NewProxy(t, ch.Addr), testkit.NewProxy(t, rc.Addr)
+	chProxy, redisProxy := testkit.NewProxies(t, ch.Addr), testkit.NewProxy(t, rc.Addr)
 	ch.Addr, rc.Addr = chProxy.Addr(), redisProxy.Addr()
 	ch.DialTimeout = time.Second
 	cfg := &config.Config{
@@ -83,7 +83,7 @@ func Start(t testing.TB, opt Options) *API {
 	direct.Addr = clickhouseAddr
 	t.Cleanup(func() {
 		if opt.DB != nil {
-			_ = a.DB.Exec(context.Background(), chstore.Tool("DROP DATABASE IF EXISTS "+cfg.ClickHouse.Database))
+			_ = a.DB.Exec(context.Background(), chstore.Tool(chstore.DropDatabaseSQL(cfg.ClickHouse)))
 			return
 		}
 		dropDatabase(direct)
@@ -258,5 +258,5 @@ func dropDatabase(cfg config.ClickHouse) {
 		return
 	}
 	defer db.Close()
-	_ = db.Exec(ctx, chstore.Tool("DROP DATABASE IF EXISTS "+cfg.Database))
+	_ = db.Exec(ctx, chstore.Tool(chstore.DropDatabaseSQL(cfg)))
 }
