@@ -38,6 +38,8 @@ const (
 // checks off the ingest hot path.
 func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (func(string) bool, error) {
 	now := s.now()
+	epoch := s.deletionEpoch(ctx, scope)
+	s.known.under(scope, epoch)
 	ask := s.known.missing(scope, ids, now)
 	if len(ask) > 0 {
 		// Concurrent requests of a scope often carry the same new ids (a fleet's first
@@ -56,7 +58,9 @@ func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind strin
 	for id := range found {
 		present = append(present, id)
 	}
-	s.known.add(scope, present, now)
+	if epoch != "" { // with Redis down another process's deletes cannot be learnt: remember nothing
+		s.known.add(scope, present, now)
+	}
 	absent := map[string]bool{}
 	for _, id := range ask {
 		if !found[id] {

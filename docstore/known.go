@@ -9,15 +9,38 @@ import (
 
 // knownIDs remembers ids recently seen to exist, per scope: the ingest hot path asks about
 // every record's location and device, and a per-scope map hashes only the id.
+//
+// What another kwhouse process deletes is learnt through the scope's deletion epoch in
+// Redis (Store.deletionEpoch): a scope's ids are kept only under the epoch they were
+// found in.
 type knownIDs struct {
-	mu  sync.RWMutex
-	ttl time.Duration
-	n   int
-	m   map[kwhouse.Scope]map[string]int64 // expiry in Unix nanoseconds
+	mu     sync.RWMutex
+	ttl    time.Duration
+	n      int
+	m      map[kwhouse.Scope]map[string]int64 // expiry in Unix nanoseconds
+	epochs map[kwhouse.Scope]string           // the deletion epoch m[scope] was found under
 }
 
 func newKnownIDs(ttl time.Duration) *knownIDs {
-	return &knownIDs{ttl: ttl, m: map[kwhouse.Scope]map[string]int64{}}
+	return &knownIDs{ttl: ttl, m: map[kwhouse.Scope]map[string]int64{}, epochs: map[kwhouse.Scope]string{}}
+}
+
+// under drops the scope's ids when they were found under another deletion epoch than
+// epoch ("" — unknown — keeps nothing).
+func (k *knownIDs) under(scope kwhouse.Scope, epoch string) {
+	k.mu.RLock()
+	same := epoch != "" && k.epochs[scope] == epoch
+	k.mu.RUnlock()
+	if same {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.epochs[scope] != epoch || epoch == "" {
+		k.n -= len(k.m[scope])
+		delete(k.m, scope)
+		k.epochs[scope] = epoch
+	}
 }
 
 // missing returns the ids not known to exist at now, each once.

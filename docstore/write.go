@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
@@ -55,6 +56,7 @@ func (s *Store) refreshCache(ctx context.Context, docs []Doc) {
 		}
 		if d.Deleted {
 			s.known.forget(d.Scope, d.ID)
+			s.cache.Del(ctx, deletionKey(d.Scope)) // other processes drop the ids they know
 			s.cache.Del(ctx, s.cacheKey(d.ID))
 			continue
 		}
@@ -86,4 +88,22 @@ func (s *Store) Purge(ctx context.Context, kind string, createdBeforeUS int64) e
 		return chstore.Classify(fmt.Errorf("purge %s documents: %w", kind, err))
 	}
 	return nil
+}
+
+// deletionEpoch names the scope's deletions so far, shared by every kwhouse process through
+// the cache: a delete ends it. "" when it cannot be known (the cache is down).
+func (s *Store) deletionEpoch(ctx context.Context, scope kwhouse.Scope) string {
+	key := deletionKey(scope)
+	if b, ok := s.cache.Get(ctx, key); ok {
+		return string(b)
+	}
+	s.cache.SetNX(ctx, key, []byte(kwhouse.NewID("del_")))
+	if b, ok := s.cache.Get(ctx, key); ok {
+		return string(b)
+	}
+	return ""
+}
+
+func deletionKey(scope kwhouse.Scope) string {
+	return fmt.Sprintf("deletion-epoch:%s:%t", scope.AccountID, scope.LiveMode)
 }

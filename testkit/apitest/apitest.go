@@ -35,6 +35,8 @@ type API struct {
 	Redis      *testkit.Proxy
 	router     routers.Router
 	client     *http.Client
+	database   string
+	prefix     string
 }
 
 // Options adjust Start.
@@ -44,6 +46,9 @@ type Options struct {
 	// DB and NoCache are passed to app.Options (the conformance suite runs on chDB).
 	DB      *chstore.DB
 	NoCache bool
+	// ShareWith, when set, runs this service on the other's ClickHouse database and Redis
+	// key prefix: two kwhouse processes of one deployment. The other drops the database.
+	ShareWith *API
 }
 
 // Start starts the service as `kwhouse serve` would and stops it when the test ends.
@@ -51,6 +56,10 @@ func Start(t testing.TB, opt Options) *API {
 	t.Helper()
 	ch := testkit.ClickHouseConfig(t)
 	rc := testkit.RedisConfig(t)
+	prefix := testkit.RandomName("kwtest:") + ":"
+	if opt.ShareWith != nil {
+		ch.Database, prefix = opt.ShareWith.database, opt.ShareWith.prefix
+	}
 	clickhouseAddr := ch.Addr
 	chProxy, redisProxy := testkit.NewProxies(t, ch.Addr), testkit.NewProxy(t, rc.Addr)
 	ch.Addr, rc.Addr = chProxy.Addr(), redisProxy.Addr()
@@ -72,7 +81,7 @@ func Start(t testing.TB, opt Options) *API {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, testkit.Logger(), app.Options{Now: opt.Now,
-		RedisPrefix: testkit.RandomName("kwtest:") + ":", DB: opt.DB, NoCache: opt.NoCache})
+		RedisPrefix: prefix, DB: opt.DB, NoCache: opt.NoCache})
 	if err != nil {
 		cancel()
 		t.Fatalf("start app: %v", err)
@@ -82,6 +91,9 @@ func Start(t testing.TB, opt Options) *API {
 	direct := cfg.ClickHouse
 	direct.Addr = clickhouseAddr
 	t.Cleanup(func() {
+		if opt.ShareWith != nil {
+			return
+		}
 		if opt.DB != nil {
 			_ = a.DB.Exec(context.Background(), chstore.Tool(chstore.DropDatabaseSQL(cfg.ClickHouse)))
 			return
@@ -97,7 +109,7 @@ func Start(t testing.TB, opt Options) *API {
 	go func() { _ = a.Serve(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; a.Close() })
 	return &API{t: t, URL: "http://" + addr, App: a, ClickHouse: chProxy, Redis: redisProxy,
-		router: openAPIRouter(t), client: &http.Client{Timeout: 30 * time.Second}}
+		router: openAPIRouter(t), client: &http.Client{Timeout: 30 * time.Second}, database: ch.Database, prefix: prefix}
 }
 
 func openAPIRouter(t testing.TB) routers.Router {
