@@ -41,6 +41,25 @@ test-modern: services ## Run every statement on current ClickHouse (chDB 26.x) a
 	CGO_ENABLED=1 CGO_LDFLAGS="-L$$dir" LD_LIBRARY_PATH="$$dir" $(TEST_ENV) \
 	$(GO) test -tags chdb -count=1 -timeout 20m ./conformance/ ./chstore/...
 
+CLUSTER_ADDRS := 127.0.0.1:9101,127.0.0.1:9102,127.0.0.1:9103,127.0.0.1:9104
+CLUSTER_ENV := KWHOUSE_TEST_CLICKHOUSE_ADDR=$(CLUSTER_ADDRS) KWHOUSE_TEST_CLICKHOUSE_CLUSTER=kw \
+	KWHOUSE_TEST_REDIS_ADDR=127.0.0.1:$(REDIS_PORT) KWHOUSE_TEST_SINGLE_CLICKHOUSE_ADDR=127.0.0.1:$(CH_PORT)
+
+.PHONY: cluster-up
+cluster-up: ## Start a local ClickHouse cluster: ZooKeeper + 2 shards x 2 replicas (cluster kw, ports 9101-9104)
+	@scripts/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster
+	@scripts/cluster.sh down
+
+.PHONY: test-cluster
+test-cluster: services ## Start the local cluster, run the API suite and the cluster drills on it, stop it
+	@scripts/cluster.sh up
+	@trap 'scripts/cluster.sh down' EXIT; \
+	$(CLUSTER_ENV) $(GO) test -count=1 -timeout 30m ./httpapi/ ./schema/ ./docstore/ ./ingest/ ./tariffs/ && \
+	$(CLUSTER_ENV) $(GO) test -count=1 -timeout 10m -v -run 'Cluster|Shards|KilledNode' ./conformance/
+
 .PHONY: test-short
 test-short: ## Only the tests that need no ClickHouse or Redis
 	$(GO) test -short -count=1 ./...

@@ -137,6 +137,11 @@ func TestFlushHoldsForAnnouncedRequests(t *testing.T) {
 // the server can skip its sort.
 func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
 	db := testkit.ClickHouse(t)
+	if db.Cluster != "" {
+		// A Distributed table splits the block by shard and reads shards in any order; each
+		// shard's share of a sorted block is sorted, so the one-part order is what matters.
+		t.Skip("compares the row order of one part: run on a single node")
+	}
 	w := NewWriter(db, WriterConfig{MaxRows: 1000, MaxDelay: time.Millisecond, Flushers: 1, QueueLength: 4}, testkit.Logger())
 	defer w.Close()
 	rng := rand.New(rand.NewPCG(1, 2))

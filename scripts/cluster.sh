@@ -7,6 +7,7 @@
 #   scripts/cluster.sh up        install if needed, start, wait until every node answers
 #   scripts/cluster.sh down      stop every process this script started
 #   scripts/cluster.sh stop N    stop node N (1–4) only (a failure drill); start N starts it again
+#   scripts/cluster.sh kill N    kill node N with SIGKILL (a crash)
 #   scripts/cluster.sh env       print the KWHOUSE_* variables that point kwhouse at it
 #
 # Native ports: 9101 (shard 1 replica 1), 9102 (s1 r2), 9103 (s2 r1), 9104 (s2 r2);
@@ -205,8 +206,9 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   stop) stop_pid "$run/ch${2:?node 1-4}/pid" ;;
+  kill) kill -9 "$(cat "$run/ch${2:?node 1-4}/pid")" && rm -f "$run/ch$2/pid" ;;
   start) write_users; node_up "${2:?node 1-4}"; wait_node "$2" ;;
   addrs) addrs ;;
   env) echo "KWHOUSE_CLICKHOUSE_CLUSTER=kw KWHOUSE_CLICKHOUSE_ADDR=$(addrs)" ;;
-  *) echo "usage: $0 up|down|stop N|start N|addrs|env" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|stop N|kill N|start N|addrs|env" >&2; exit 2 ;;
 esac

@@ -49,6 +49,9 @@ type Options struct {
 	// ShareWith, when set, runs this service on the other's ClickHouse database and Redis
 	// key prefix: two kwhouse processes of one deployment. The other drops the database.
 	ShareWith *API
+	// ClickHouse, when set, adjusts the test database's connection before the service
+	// starts (the cluster suite points one service at a single node).
+	ClickHouse func(*config.ClickHouse)
 }
 
 // Start starts the service as `kwhouse serve` would and stops it when the test ends.
@@ -59,6 +62,9 @@ func Start(t testing.TB, opt Options) *API {
 	prefix := testkit.RandomName("kwtest:") + ":"
 	if opt.ShareWith != nil {
 		ch.Database, prefix = opt.ShareWith.database, opt.ShareWith.prefix
+	}
+	if opt.ClickHouse != nil {
+		opt.ClickHouse(&ch)
 	}
 	clickhouseAddr := ch.Addr
 	chProxy, redisProxy := testkit.NewProxies(t, ch.Addr), testkit.NewProxy(t, rc.Addr)
