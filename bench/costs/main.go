@@ -31,6 +31,7 @@ import (
 type options struct {
 	locations, requests int
 	chAddr, database    string
+	cluster             string
 	keep                bool
 	only, cpuProfile    string
 }
@@ -39,7 +40,8 @@ func main() {
 	var o options
 	flag.IntVar(&o.locations, "locations", 1000, "locations")
 	flag.IntVar(&o.requests, "requests", 200, "requests per query shape")
-	flag.StringVar(&o.chAddr, "clickhouse", "127.0.0.1:9000", "ClickHouse native address")
+	flag.StringVar(&o.chAddr, "clickhouse", "127.0.0.1:9000", "ClickHouse native address (a comma-separated list on a cluster)")
+	flag.StringVar(&o.cluster, "cluster", "", "ClickHouse cluster name (cluster mode, e.g. kw with make cluster-up)")
 	flag.StringVar(&o.database, "database", "kwbench_costs", "database (reused when it holds the data, see -keep)")
 	flag.BoolVar(&o.keep, "keep", true, "keep the loaded data for the next run")
 	flag.StringVar(&o.only, "only", "", "run only the shapes whose name contains this")
@@ -53,7 +55,7 @@ func main() {
 func run(o options) error {
 	ctx := context.Background()
 	cfg := benchkit.Config(o.database)
-	cfg.ClickHouse.Addr = o.chAddr
+	cfg.ClickHouse.Addr, cfg.ClickHouse.Cluster = o.chAddr, o.cluster
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, err := app.New(ctx, cfg, logger, app.Options{RedisPrefix: "kwbench:"})
 	if err != nil {

@@ -32,6 +32,7 @@ import (
 type options struct {
 	locations, slots, clients, arraySize int
 	chAddr, chHTTP, bin, database        string
+	cluster                              string
 	port, repeat                         int
 	cpuProfile                           string
 }
@@ -42,7 +43,8 @@ func main() {
 	flag.IntVar(&o.slots, "slots", 50, "half-hour readings per location")
 	flag.IntVar(&o.clients, "clients", 4, "concurrent clients on each side")
 	flag.IntVar(&o.arraySize, "array", 10000, "records per PUT")
-	flag.StringVar(&o.chAddr, "clickhouse", "127.0.0.1:9000", "ClickHouse native address")
+	flag.StringVar(&o.chAddr, "clickhouse", "127.0.0.1:9000", "ClickHouse native address (a comma-separated list on a cluster)")
+	flag.StringVar(&o.cluster, "cluster", "", "ClickHouse cluster name: measure (a) only, into the cluster (e.g. kw with make cluster-up)")
 	flag.StringVar(&o.chHTTP, "clickhouse-http", "http://127.0.0.1:8123", "ClickHouse HTTP address")
 	flag.StringVar(&o.bin, "bin", "bin/kwhouse", "kwhouse binary")
 	flag.StringVar(&o.database, "database", "kwbench_ingest", "database (dropped and recreated)")
@@ -57,7 +59,7 @@ func main() {
 
 func run(o options) error {
 	ctx := context.Background()
-	cfg := config.ClickHouse{Addr: o.chAddr, Database: o.database, Username: "default", DialTimeout: 5 * time.Second,
+	cfg := config.ClickHouse{Addr: o.chAddr, Cluster: o.cluster, Database: o.database, Username: "default", DialTimeout: 5 * time.Second,
 		MaxOpenConns: 8, MaxExecutionTime: 10 * time.Minute, MaxMemoryUsage: 8 << 30}
 	if err := dropDatabase(ctx, cfg); err != nil {
 		return err
@@ -90,6 +92,12 @@ func run(o options) error {
 	if n, err := count(ctx, db, "meter_records FINAL"); err != nil || n != uint64(len(recs)) {
 		return fmt.Errorf("API stored %d of %d records (%v)", n, len(recs), err)
 	}
+	if o.cluster != "" {
+		// (b) and (c) measure one server's own insert path; on a cluster only (a) compares.
+		fmt.Printf("\n(a) kwhouse PUT /meters/interval into cluster %s: %9.0f records/s, kwhouse %.2f µs CPU per row, peak RSS %.0f MiB\n",
+			o.cluster, a.rate, a.kwCPU, float64(a.rss)/(1<<20))
+		return dropDatabase(ctx, cfg)
+	}
 	settle(ctx, db)
 	b, err := benchJSONEachRow(ctx, o, db, scope, recs, ch)
 	if err != nil {
@@ -119,7 +127,7 @@ func dropDatabase(ctx context.Context, cfg config.ClickHouse) error {
 		return err
 	}
 	defer db.Close()
-	return db.Exec(ctx, chstore.Tool("DROP DATABASE IF EXISTS "+cfg.Database))
+	return db.Exec(ctx, chstore.Tool(chstore.DropDatabaseSQL(cfg)))
 }
 
 // makeLocations writes location documents straight to the store (the API would take
@@ -209,7 +217,7 @@ type phase struct {
 
 func benchAPI(o options, key string, recs []record, ch int) (phase, error) {
 	cmd := exec.Command(o.bin, "serve")
-	cmd.Env = append(os.Environ(), "KWHOUSE_CLICKHOUSE_ADDR="+o.chAddr, "KWHOUSE_CLICKHOUSE_DATABASE="+o.database,
+	cmd.Env = append(os.Environ(), "KWHOUSE_CLICKHOUSE_ADDR="+o.chAddr, "KWHOUSE_CLICKHOUSE_CLUSTER="+o.cluster, "KWHOUSE_CLICKHOUSE_DATABASE="+o.database,
 		"KWHOUSE_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(o.port), "KWHOUSE_AUTH_JWT_SECRET=bench-bench-bench-bench-bench-bench-42",
 		"KWHOUSE_LOG_LEVEL=warn", "KWHOUSE_HTTP_PPROF_ADDR="+pprofAddr(o))
 	cmd.Stderr = os.Stderr
