@@ -139,7 +139,7 @@ func TestKilledNodeLosesNoAcknowledgedRecord(t *testing.T) {
 						acked.Add(1)
 						break
 					}
-					if r.Status != 503 || try == 20 {
+					if r.Status != 503 || try == 40 {
 						t.Errorf("client %d push %d: %d %s", c, i, r.Status, r.Body)
 						return
 					}
