@@ -5,6 +5,7 @@ package kwhouse
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies an error for the caller; the HTTP layer maps each kind to one status.
@@ -31,6 +32,8 @@ type Error struct {
 	Param   string
 	Message string
 	Err     error // the cause, kept for logs; never shown to clients
+	// RetryAfter, when set, is how long the caller should wait before retrying (429, 503).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

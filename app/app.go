@@ -23,6 +23,7 @@ import (
 	"github.com/kwhouse/kwhouse/docstore"
 	"github.com/kwhouse/kwhouse/httpapi"
 	"github.com/kwhouse/kwhouse/ingest"
+	"github.com/kwhouse/kwhouse/limits"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/rediscache"
 	"github.com/kwhouse/kwhouse/schema"
@@ -40,6 +41,7 @@ type App struct {
 	Ingest   *ingest.Service
 	Tariffs  *tariffs.Service
 	Carbon   *carbon.Store
+	Limits   *limits.Limits
 	Coster   *query.Coster
 	Writer   *ingest.Writer
 	API      *httpapi.Server
@@ -92,16 +94,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	docs := docstore.New(db, cache, now)
 	a.Catalog = catalog.New(docs)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Limits = limits.New(cfg.Limits, a.Cache, log, reg)
 	ic := cfg.Ingest
 	a.Writer = ingest.NewWriter(db, ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
 		Flushers: ic.Flushers, QueueLength: ic.QueueLength, MaxHold: ic.FlushHold}, log)
-	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, now)
+	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
+		Charge: a.Limits.TakeRecords}, now)
 	a.Catalog.SetDeviceActivity(a.Ingest)
 	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
 	a.Carbon = carbon.NewStore(db, docs, now)
 	a.Coster = query.NewCoster(db, a.Tariffs, a.Catalog, a.Carbon, now)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),
@@ -118,6 +122,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		Tariffs:             a.Tariffs,
 		Coster:              a.Coster,
 		Carbon:              a.Carbon,
+		Limits:              a.Limits,
 		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},
 	})
 	return a, nil

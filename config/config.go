@@ -19,7 +19,32 @@ type Config struct {
 	Redis      Redis      `mapstructure:"redis"`
 	Auth       Auth       `mapstructure:"auth"`
 	Ingest     Ingest     `mapstructure:"ingest"`
+	Limits     Limits     `mapstructure:"limits"`
 	Log        Log        `mapstructure:"log"`
+}
+
+// Limits keep any one account from taking the service from the others: request and
+// record rates per account and mode, shared by every process through Redis, and a
+// bounded number of heavy cost queries per process. A rate of 0 is no limit.
+type Limits struct {
+	RequestsPerSecond int `mapstructure:"requests_per_second"` // API requests, meter pushes aside
+	RequestBurst      int `mapstructure:"request_burst"`
+	RecordsPerSecond  int `mapstructure:"records_per_second"` // meter records (and readings) ingested
+	RecordBurst       int `mapstructure:"record_burst"`
+	// Accounts override the rates above for single accounts, by account id.
+	Accounts       map[string]AccountLimits `mapstructure:"accounts"`
+	Queries        int                      `mapstructure:"queries"`         // heavy cost queries running at once in a process
+	AccountQueries int                      `mapstructure:"account_queries"` // of them, one account's
+	QueryQueue     int                      `mapstructure:"query_queue"`     // queries waiting for a turn; more: 503
+	QueryWait      time.Duration            `mapstructure:"query_wait"`      // longest wait for a turn; then 503
+}
+
+// AccountLimits are one account's rates (0 keeps the global one).
+type AccountLimits struct {
+	RequestsPerSecond int `mapstructure:"requests_per_second"`
+	RequestBurst      int `mapstructure:"request_burst"`
+	RecordsPerSecond  int `mapstructure:"records_per_second"`
+	RecordBurst       int `mapstructure:"record_burst"`
 }
 
 // HTTP configures the API server.
@@ -142,6 +167,15 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("ingest.flushers", 1)
 	v.SetDefault("ingest.flush_hold", 20*time.Millisecond)
 	v.SetDefault("ingest.queue_length", 64)
+	// Generous: a fleet's daily upload and the project's benchmarks never meet them.
+	v.SetDefault("limits.requests_per_second", 10000)
+	v.SetDefault("limits.request_burst", 20000)
+	v.SetDefault("limits.records_per_second", 2000000)
+	v.SetDefault("limits.record_burst", 8000000)
+	v.SetDefault("limits.queries", 8)
+	v.SetDefault("limits.account_queries", 4)
+	v.SetDefault("limits.query_queue", 32)
+	v.SetDefault("limits.query_wait", 5*time.Second)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "json")
 }

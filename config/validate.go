@@ -60,6 +60,7 @@ func (c *Config) Validate() error {
 	if c.ClickHouse.MaxExecutionTime < 1e9 {
 		add("clickhouse.max_execution_time", "must be at least 1s")
 	}
+	c.Limits.validate(add)
 	if c.Redis.Timeout <= 0 {
 		add("redis.timeout", "must be positive")
 	}
@@ -113,4 +114,28 @@ func validIdentifier(s string) bool {
 		}
 	}
 	return true
+}
+
+func (l Limits) validate(add func(key, format string, args ...any)) {
+	rates := map[string]int{"limits.requests_per_second": l.RequestsPerSecond, "limits.request_burst": l.RequestBurst,
+		"limits.records_per_second": l.RecordsPerSecond, "limits.record_burst": l.RecordBurst}
+	for id, a := range l.Accounts {
+		p := "limits.accounts." + id + "."
+		rates[p+"requests_per_second"], rates[p+"request_burst"] = a.RequestsPerSecond, a.RequestBurst
+		rates[p+"records_per_second"], rates[p+"record_burst"] = a.RecordsPerSecond, a.RecordBurst
+	}
+	for key, v := range rates {
+		if v < 0 {
+			add(key, "must not be negative, got %d", v)
+		}
+	}
+	if l.Queries < 1 || l.AccountQueries < 1 || l.AccountQueries > l.Queries {
+		add("limits.account_queries", "want 1 ≤ account_queries ≤ queries, got %d and %d", l.AccountQueries, l.Queries)
+	}
+	if l.QueryQueue < 0 {
+		add("limits.query_queue", "must not be negative, got %d", l.QueryQueue)
+	}
+	if l.QueryWait < 0 {
+		add("limits.query_wait", "must not be negative")
+	}
 }

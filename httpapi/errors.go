@@ -51,6 +51,10 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	}
 	var status int
 	var mna *methodNotAllowed
+	retry := time.Second
+	if e := kwhouse.AsError(err); e != nil && e.RetryAfter > 0 {
+		retry = e.RetryAfter
+	}
 	switch e := kwhouse.AsError(err); {
 	case errors.As(err, &mna):
 		status, body.Type, body.Code, body.Message = http.StatusMethodNotAllowed, "invalid_request", "method_not_allowed", mna.Error()
@@ -63,11 +67,11 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	switch {
 	case status == http.StatusTooManyRequests:
 		body.Type = "rate_limit"
-		c.Header("Retry-After", "1")
+		c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(retry)))
 	case status >= 500:
 		body.Type = "api_error"
 		if status == http.StatusServiceUnavailable {
-			c.Header("Retry-After", strconv.Itoa(1))
+			c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(retry)))
 		} else {
 			body.Code, body.Message, body.Param = "internal_error", "an internal error occurred; quote the request_id when reporting it", ""
 		}

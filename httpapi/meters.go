@@ -27,6 +27,7 @@ func (s *Server) putInterval(c *gin.Context) (int, any, error) {
 		format = ingest.NDJSON
 	}
 	b, err := s.deps.Ingest.SubmitInterval(c.Request.Context(), scopeOf(c), body, format)
+	s.countRecordsLimited(c, err)
 	return http.StatusOK, b, err
 }
 
@@ -40,6 +41,7 @@ func (s *Server) putCumulative(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	b, err := s.deps.Ingest.SubmitCumulative(c.Request.Context(), scopeOf(c), in)
+	s.countRecordsLimited(c, err)
 	return http.StatusOK, b, err
 }
 

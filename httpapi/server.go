@@ -17,6 +17,7 @@ import (
 	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/ingest"
+	"github.com/kwhouse/kwhouse/limits"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
@@ -41,6 +42,7 @@ type Deps struct {
 	Tariffs            *tariffs.Service
 	Coster             *query.Coster
 	Carbon             *carbon.Store
+	Limits             *limits.Limits
 	IngestMaxBodyBytes int64
 	// LocationDeleteHooks remove what belongs to a location when it is deleted.
 	LocationDeleteHooks []catalog.LocationDeleteHook
@@ -86,14 +88,15 @@ func (s *Server) routes() {
 	e.GET("/openapi.json", s.openAPI)
 	e.GET("/login", s.wrap(s.login))
 
+	// Meter pushes are charged by records (in ingest), everything else by requests.
 	m := e.Group("/meters", s.authenticate) // meter bodies have their own, larger limit
 	m.PUT("/interval", s.wrap(s.putInterval))
 	m.PUT("/cumulative/epoch", s.wrap(s.putCumulative))
-	m.GET("/batch", s.wrap(s.getBatch))
-	e.PUT("/markets/:id/prices", s.authenticate, s.wrap(s.putMarketPrices)) // a year of prices exceeds the metadata limit
-	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.wrap(s.putCarbonIntensities))
+	m.GET("/batch", s.limitRequests, s.wrap(s.getBatch))
+	e.PUT("/markets/:id/prices", s.authenticate, s.limitRequests, s.wrap(s.putMarketPrices)) // a year of prices exceeds the metadata limit
+	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.limitRequests, s.wrap(s.putCarbonIntensities))
 
-	a := e.Group("/", s.authenticate, s.limitBody(s.deps.MaxBodyBytes))
+	a := e.Group("/", s.authenticate, s.limitRequests, s.limitBody(s.deps.MaxBodyBytes))
 	a.POST("/customers", s.wrap(s.createCustomer))
 	a.GET("/customers", s.wrap(s.listCustomers))
 	a.GET("/customers/:id", s.wrap(s.getCustomer))
@@ -122,8 +125,8 @@ func (s *Server) routes() {
 	a.GET("/markets/:id", s.wrap(s.getMarket))
 	a.POST("/carbon/series", s.wrap(s.createCarbonSeries))
 	a.GET("/carbon/series/:id", s.wrap(s.getCarbonSeries))
-	a.POST("/costs/interval/:id", s.wrap(s.costInterval))
-	a.POST("/costs/session/:id", s.wrap(s.costSession))
+	a.POST("/costs/interval/:id", s.admitQuery, s.wrap(s.costInterval))
+	a.POST("/costs/session/:id", s.admitQuery, s.wrap(s.costSession))
 	a.POST("/costs/instant", s.wrap(s.costInstant))
 	a.GET("/tariffs/rates/:id", s.wrap(s.tariffRates))
 	a.GET("/slots/threshold/:id", s.wrap(s.slotsThreshold))

@@ -102,6 +102,9 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 	if err := s.checkKeyOwner(ctx, scope, key); err != nil {
 		return Batch{}, err
 	}
+	if err := s.chargeFor(ctx, scope, len(in.Data)); err != nil {
+		return Batch{}, err
+	}
 	p := &parsed{}
 	regs := make([]register, 0, len(in.Data))
 	for i, d := range in.Data {

@@ -24,6 +24,7 @@ type Service struct {
 	db         *chstore.DB
 	now        func() time.Time
 	maxRecords int
+	charge     func(ctx context.Context, scope kwhouse.Scope, n int) error
 
 	verMu   sync.Mutex
 	lastVer uint64
@@ -32,12 +33,15 @@ type Service struct {
 // Config configures the service.
 type Config struct {
 	MaxRecordsPerRequest int
+	// Charge, when set, is asked for a request's records once they are parsed and before
+	// anything is stored; an error refuses the whole request (an account's record rate).
+	Charge func(ctx context.Context, scope kwhouse.Scope, n int) error
 }
 
 // NewService returns a Service writing through w.
 func NewService(w *Writer, owners Owners, cfg Config, now func() time.Time) *Service {
 	return &Service{writer: w, owners: owners, db: w.db,
-		now: now, maxRecords: cfg.MaxRecordsPerRequest}
+		now: now, maxRecords: cfg.MaxRecordsPerRequest, charge: cfg.Charge}
 }
 
 // Format is how a body frames its records.
@@ -76,6 +80,9 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 	})
 	if err != nil {
 		return Batch{}, bodyError(err)
+	}
+	if err := s.chargeFor(ctx, scope, p.submitted); err != nil {
+		return Batch{}, err
 	}
 	return s.store(ctx, scope, p, queued)
 }
@@ -194,4 +201,12 @@ func bodyError(err error) error {
 		return kwhouse.Invalid("invalid_body", "", "%s", e.Error())
 	}
 	return err
+}
+
+// chargeFor charges n records to the scope when the service has a charge.
+func (s *Service) chargeFor(ctx context.Context, scope kwhouse.Scope, n int) error {
+	if s.charge == nil {
+		return nil
+	}
+	return s.charge(ctx, scope, n)
 }

@@ -1,5 +1,5 @@
-// Package rediscache is kwhouse's Redis: a cache of documents and a lock shared by all
-// kwhouse processes. Redis holds nothing that is not also in ClickHouse, so every failure
+// Package rediscache is kwhouse's Redis: a cache of documents, a lock and rate limits shared
+// by all kwhouse processes. Redis holds nothing that is not also in ClickHouse, so every failure
 // is logged and treated as a miss; after a failure Redis is skipped for a short while so
 // that a dead Redis does not add its timeout to every request.
 package rediscache
@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kwhouse/kwhouse/config"
@@ -25,6 +26,7 @@ var ErrLocked = errors.New("lock held elsewhere")
 // Cache is a Redis-backed cache with a key prefix.
 type Cache struct {
 	client  *redis.Client
+	limiter *redis_rate.Limiter
 	prefix  string
 	ttl     time.Duration
 	log     *slog.Logger
@@ -50,7 +52,7 @@ func New(cfg config.Redis, prefix string, log *slog.Logger) *Cache {
 		PoolTimeout:  cfg.Timeout,
 		MaxRetries:   -1, // a miss is cheaper than a retry: ClickHouse has the answer
 	})
-	return &Cache{client: client, prefix: prefix, ttl: cfg.CacheTTL, log: log, backoff: 2 * time.Second,
+	return &Cache{client: client, limiter: redis_rate.NewLimiter(client), prefix: prefix, ttl: cfg.CacheTTL, log: log, backoff: 2 * time.Second,
 		pending: map[string]struct{}{}}
 }
 

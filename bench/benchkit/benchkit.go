@@ -34,6 +34,9 @@ func Config(db string) *config.Config {
 		Ingest: config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000,
 			FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
 		Log: config.Log{Level: "warn", Format: "text"},
+		// The defaults of config.SetDefaults: the benchmarks must never meet them.
+		Limits: config.Limits{RequestsPerSecond: 10000, RequestBurst: 20000, RecordsPerSecond: 2000000, RecordBurst: 8000000,
+			Queries: 8, AccountQueries: 4, QueryQueue: 32, QueryWait: 5 * time.Second},
 	}
 }
 

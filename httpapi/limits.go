@@ -1,0 +1,46 @@
+package httpapi
+
+import (
+	"math"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/kwhouse/kwhouse"
+)
+
+// limitRequests is the middleware of every authenticated API route but meter pushes (whose
+// records are charged by count, in ingest).
+func (s *Server) limitRequests(c *gin.Context) {
+	if err := s.deps.Limits.TakeRequest(c.Request.Context(), scopeOf(c)); err != nil {
+		s.deps.Limits.Count(scopeOf(c).AccountID, c.FullPath(), "rate_limit")
+		s.writeError(c, err)
+		return
+	}
+	c.Next()
+}
+
+// admitQuery runs a heavy query's handler when the process and the account have a free
+// turn, after a short wait at most; a full queue answers 503 at once.
+func (s *Server) admitQuery(c *gin.Context) {
+	release, err := s.deps.Limits.EnterQuery(c.Request.Context(), scopeOf(c).AccountID)
+	if err != nil {
+		s.deps.Limits.Count(scopeOf(c).AccountID, c.FullPath(), "shed")
+		s.writeError(c, err)
+		return
+	}
+	defer release()
+	c.Next()
+}
+
+// countRecordsLimited counts a meter push refused for the account's record rate.
+func (s *Server) countRecordsLimited(c *gin.Context, err error) {
+	if kwhouse.KindOf(err) == kwhouse.KindRateLimited {
+		s.deps.Limits.Count(scopeOf(c).AccountID, c.FullPath(), "records_limit")
+	}
+}
+
+// retryAfterSeconds is the Retry-After value of a wait: whole seconds, at least 1.
+func retryAfterSeconds(d time.Duration) int {
+	return max(1, int(math.Ceil(d.Seconds())))
+}
