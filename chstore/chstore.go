@@ -121,6 +121,11 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write Set
 		// An insert through a Distributed table returns once the shard has the rows, not
 		// when they are queued on this node's disk (current releases still take the name).
 		write["insert_distributed_sync"] = 1
+		// Read your writes: whichever node kwhouse is connected to, a shard's rows are
+		// written to and read from the same replica (with the profile's load_balancing
+		// in_order: its first healthy one), not the connected node's own copy, which may
+		// still be fetching them. (18.16's protocol takes only numeric query settings.)
+		read["prefer_localhost_replica"], write["prefer_localhost_replica"] = 0, 0
 	}
 	return read, write
 }
