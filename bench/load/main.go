@@ -1,0 +1,256 @@
+// Command load measures fairness under load (make bench-load): one account's fleet
+// ingests daily uploads with 4 clients, first alone, then while 16 clients of another
+// account fire month-by-DAY cost queries for as long again. It prints ingest records/s and
+// request p99 in both phases (target: ≥ 80 % of the solo rate kept), the cost queries'
+// p50/p99, how many were shed (503) or limited (429), and the process's peak RSS.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/bench/benchkit"
+)
+
+type options struct {
+	fleet, perRequest, ingestClients, costClients, dashboards int
+	solo, loaded                                              time.Duration
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.fleet, "fleet", 200, "locations of the ingesting account")
+	flag.IntVar(&o.perRequest, "half-hours", 50, "consecutive half-hours per location in one push (daily upload: 200 × 50)")
+	flag.IntVar(&o.ingestClients, "ingest-clients", 4, "ingest clients")
+	flag.IntVar(&o.costClients, "cost-clients", 16, "cost-query clients of the other account")
+	flag.IntVar(&o.dashboards, "dashboards", 20, "locations of the querying account")
+	flag.DurationVar(&o.solo, "solo", 30*time.Second, "ingest alone")
+	flag.DurationVar(&o.loaded, "duration", 2*time.Minute, "ingest with the cost queries")
+	flag.Parse()
+	if err := run(o); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(o options) error {
+	ctx := context.Background()
+	a, err := app.New(ctx, benchkit.Config("kwbench_load"), slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		app.Options{RedisPrefix: "kwbenchload:"})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	base, stop, err := benchkit.Serve(ctx, a)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fleet, err := newAccount(ctx, a, base, o.fleet, false)
+	if err != nil {
+		return err
+	}
+	dash, err := newAccount(ctx, a, base, o.dashboards, true)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("fleet: %d locations, pushes of %d records, %d clients; dashboards: %d locations with a month of readings, %d clients\n",
+		o.fleet, o.fleet*o.perRequest, o.ingestClients, o.dashboards, o.costClients)
+	solo := ingest(base, fleet, o, o.solo, 0)
+	fmt.Printf("ingest alone:        %9.0f records/s, push p50 %6.1f ms p99 %6.1f ms\n", solo.rate, solo.p(50), solo.p(99))
+	var costs stats
+	done := make(chan struct{})
+	go func() { costs = query(base, dash, o); close(done) }()
+	loaded := ingest(base, fleet, o, o.loaded, 1)
+	<-done
+	fmt.Printf("ingest under queries: %9.0f records/s, push p50 %6.1f ms p99 %6.1f ms (%.0f %% of alone; target ≥ 80 %%)\n",
+		loaded.rate, loaded.p(50), loaded.p(99), 100*loaded.rate/solo.rate)
+	fmt.Printf("cost queries: %d served, p50 %.1f ms p99 %.1f ms; %d shed (503), %d limited (429), %d other errors\n",
+		len(costs.lat), costs.p(50), costs.p(99), costs.shed, costs.limited, costs.failed)
+	fmt.Printf("ingest errors: %d alone, %d under queries; peak RSS of the process (server and clients) %s\n",
+		solo.failed, loaded.failed, peakRSS())
+	return nil
+}
+
+// account is an account's key and its location ids.
+type account struct {
+	key  string
+	locs []string
+}
+
+func newAccount(ctx context.Context, a *app.App, base string, n int, withData bool) (account, error) {
+	c, err := a.Accounts.Create(ctx, "load")
+	if err != nil {
+		return account{}, err
+	}
+	acc := account{key: c.TestKey}
+	for i := 0; i < n; i++ {
+		var loc struct{ ID string }
+		if err := call(base, acc.key, "POST", "/locations", map[string]any{"postal_address": map[string]any{"country_code": "GB"}}, &loc); err != nil {
+			return acc, err
+		}
+		acc.locs = append(acc.locs, loc.ID)
+		if !withData {
+			continue
+		}
+		if err := call(base, acc.key, "POST", "/tariffs/elements", map[string]any{"location_id": loc.ID, "direction": "IMPORT",
+			"type": "COMMODITY", "contract_start_date": "2024-01-01T00:00:00Z", "contract_end_date": "2026-01-01T00:00:00Z",
+			"schedule": []any{map[string]any{"months": []string{"All"}, "days_and_hours": []any{map[string]any{"days": []string{"All"}, "hours": []any{
+				map[string]any{"valid_from": "07:00:00", "valid_to": "23:00:00", "rate": []any{map[string]any{"fixed": 0.30}}},
+				map[string]any{"valid_from": "23:00:00", "valid_to": "07:00:00", "rate": []any{map[string]any{"fixed": 0.10}}}}}}}}}, nil); err != nil {
+			return acc, err
+		}
+		if err := call(base, acc.key, "PUT", "/meters/interval", records([]string{loc.ID}, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 31*48), nil); err != nil {
+			return acc, err
+		}
+	}
+	return acc, nil
+}
+
+// records are n consecutive half-hours from t0 for each location.
+func records(locs []string, t0 time.Time, n int) []any {
+	out := make([]any, 0, len(locs)*n)
+	for _, l := range locs {
+		for i := 0; i < n; i++ {
+			s := t0.Add(time.Duration(i) * 30 * time.Minute)
+			out = append(out, map[string]any{"location_id": l, "units": "WH", "value": 100 + i%300,
+				"start_time": s.Format(time.RFC3339), "end_time": s.Add(30 * time.Minute).Format(time.RFC3339)})
+		}
+	}
+	return out
+}
+
+// stats are the latencies of one kind of request and the counts of its refusals.
+type stats struct {
+	lat                   []time.Duration
+	rate                  float64
+	shed, limited, failed int
+}
+
+func (s stats) p(q int) float64 {
+	if len(s.lat) == 0 {
+		return 0
+	}
+	sort.Slice(s.lat, func(i, j int) bool { return s.lat[i] < s.lat[j] })
+	return float64(s.lat[min(len(s.lat)-1, len(s.lat)*q/100)].Microseconds()) / 1000
+}
+
+// ingest pushes daily uploads of the whole fleet for d, each client its own days.
+func ingest(base string, acc account, o options, d time.Duration, round int) stats {
+	var mu sync.Mutex
+	var out stats
+	var recs atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for c := 0; c < o.ingestClients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for day := 0; time.Now().Before(deadline); day++ {
+				t0 := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, (round*o.ingestClients+c)*400+day)
+				body := records(acc.locs, t0, o.perRequest)
+				start := time.Now()
+				err := call(base, acc.key, "PUT", "/meters/interval", body, nil)
+				mu.Lock()
+				if err != nil {
+					out.failed++
+				} else {
+					out.lat = append(out.lat, time.Since(start))
+					recs.Add(int64(len(body)))
+				}
+				mu.Unlock()
+			}
+		}(c)
+	}
+	wg.Wait()
+	out.rate = float64(recs.Load()) / d.Seconds()
+	return out
+}
+
+// query fires month-by-DAY costs over the dashboard account's locations until the loaded
+// phase ends.
+func query(base string, acc account, o options) stats {
+	var mu sync.Mutex
+	var out stats
+	deadline := time.Now().Add(o.loaded)
+	var wg sync.WaitGroup
+	for c := 0; c < o.costClients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for i := c; time.Now().Before(deadline); i++ {
+				start := time.Now()
+				err := call(base, acc.key, "POST", "/costs/interval/"+acc.locs[i%len(acc.locs)]+"?aggregation=DAY",
+					map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-04-01T00:00:00Z"}, nil)
+				mu.Lock()
+				switch {
+				case err == nil:
+					out.lat = append(out.lat, time.Since(start))
+				case strings.Contains(err.Error(), "status 503"):
+					out.shed++
+				case strings.Contains(err.Error(), "status 429"):
+					out.limited++
+				default:
+					out.failed++
+				}
+				mu.Unlock()
+			}
+		}(c)
+	}
+	wg.Wait()
+	return out
+}
+
+var client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+func call(base, key, method, path string, body any, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(res.Body)
+	if res.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: status %d: %.200s", method, path, res.StatusCode, buf.String())
+	}
+	if out != nil {
+		return json.Unmarshal(buf.Bytes(), out)
+	}
+	return nil
+}
+
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
+		}
+	}
+	return "?"
+}
