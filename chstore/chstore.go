@@ -24,14 +24,20 @@ type DB struct {
 	engine  Engine
 	bulk    Engine // InsertBulk's pool: the same as engine unless Open made one
 	version driver.ServerVersion
-	read    Settings
-	write   Settings
+	read       Settings
+	write      Settings
+	background Settings // reads of Background contexts
 }
 
 // NewDB returns a DB that runs on engine, a server of version v.
 func NewDB(engine Engine, cfg config.ClickHouse, v driver.ServerVersion) *DB {
 	db := &DB{Database: cfg.Database, Cluster: cfg.Cluster, engine: engine, bulk: engine, version: v}
 	db.read, db.write = settingsFor(v, cfg)
+	db.background = Settings{}
+	for k, v := range db.read {
+		db.background[k] = v
+	}
+	db.background["priority"] = 2 // below every other query's 1
 	return db
 }
 
@@ -127,6 +133,9 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write Set
 		// still be fetching them. (18.16's protocol takes only numeric query settings.)
 		read["prefer_localhost_replica"], write["prefer_localhost_replica"] = 0, 0
 	}
+	// Priorities: a query with a larger value is paused while one with a smaller value runs
+	// (0 would take a query out of the scheme); Background reads take 2.
+	read["priority"], write["priority"] = 1, 1
 	return read, write
 }
 

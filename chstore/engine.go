@@ -104,7 +104,18 @@ func (db *DB) Query(ctx context.Context, st Statement, args ...any) (Rows, error
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Value(backgroundKey{}) != nil {
+		return db.engine.Query(ctx, db.background, q)
+	}
 	return db.engine.Query(ctx, db.read, q)
+}
+
+type backgroundKey struct{}
+
+// Background marks ctx's reads as work that yields to the rest (heavy cost queries): they
+// run at a lower ClickHouse priority, paused while other queries and inserts run.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
 }
 
 // QueryRow runs a SELECT expected to return one row.

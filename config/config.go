@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"strings"
 	"time"
 
@@ -172,8 +173,10 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("limits.request_burst", 20000)
 	v.SetDefault("limits.records_per_second", 2000000)
 	v.SetDefault("limits.record_burst", 8000000)
-	v.SetDefault("limits.queries", 8)
-	v.SetDefault("limits.account_queries", 4)
+	// As many cost queries as cores, one account half of them: ingest keeps its share of
+	// the machine (make bench-load measures it).
+	v.SetDefault("limits.queries", runtime.NumCPU())
+	v.SetDefault("limits.account_queries", max(1, runtime.NumCPU()/2))
 	v.SetDefault("limits.query_queue", 32)
 	v.SetDefault("limits.query_wait", 5*time.Second)
 	v.SetDefault("log.level", "info")

@@ -75,8 +75,10 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		} else {
 			body.Code, body.Message, body.Param = "internal_error", "an internal error occurred; quote the request_id when reporting it", ""
 		}
-		s.deps.Log.Error("request failed", "request_id", body.RequestID, "method", c.Request.Method,
-			"route", c.FullPath(), "status", status, "err", err)
+		if body.Code != "too_busy" { // a shed query is counted in /metrics, not an error
+			s.deps.Log.Error("request failed", "request_id", body.RequestID, "method", c.Request.Method,
+				"route", c.FullPath(), "status", status, "err", err)
+		}
 	default:
 		body.Type = "invalid_request"
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
 )
 
 // limitRequests is the middleware of every authenticated API route but meter pushes (whose
@@ -30,6 +31,7 @@ func (s *Server) admitQuery(c *gin.Context) {
 		return
 	}
 	defer release()
+	c.Request = c.Request.WithContext(chstore.Background(c.Request.Context()))
 	c.Next()
 }
 
