@@ -20,10 +20,10 @@ type DB struct {
 	Cluster  string
 	// Observe, when set, sees every statement before it runs (the conformance suite
 	// records which statements a run covered).
-	Observe func(Statement)
-	engine  Engine
-	bulk    Engine // InsertBulk's pool: the same as engine unless Open made one
-	version driver.ServerVersion
+	Observe    func(Statement)
+	engine     Engine
+	bulk       Engine // InsertBulk's pool: the same as engine unless Open made one
+	version    driver.ServerVersion
 	read       Settings
 	write      Settings
 	background Settings // reads of Background contexts

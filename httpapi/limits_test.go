@@ -13,7 +13,7 @@ import (
 
 func withLimits(l config.Limits) apitest.Options {
 	return apitest.Options{Configure: func(c *config.Config) {
-		l.Queries, l.AccountQueries, l.QueryQueue, l.QueryWait = max(l.Queries, 8), max(l.AccountQueries, 4), l.QueryQueue, max(l.QueryWait, time.Second)
+		l.Queries, l.AccountQueries, l.QueryWait = max(l.Queries, 8), max(l.AccountQueries, 4), max(l.QueryWait, time.Second)
 		c.Limits = l
 	}}
 }
