@@ -23,6 +23,8 @@ import (
 
 	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/bench/benchkit"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/config"
 )
 
 type options struct {
@@ -47,7 +49,11 @@ func main() {
 
 func run(o options) error {
 	ctx := context.Background()
-	a, err := app.New(ctx, benchkit.Config("kwbench_load"), slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	cfg := benchkit.Config("kwbench_load")
+	if err := dropDatabase(ctx, cfg.ClickHouse); err != nil { // every run starts from an empty database
+		return err
+	}
+	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		app.Options{RedisPrefix: "kwbenchload:"})
 	if err != nil {
 		return err
@@ -253,4 +259,15 @@ func peakRSS() string {
 		}
 	}
 	return "?"
+}
+
+func dropDatabase(ctx context.Context, cfg config.ClickHouse) error {
+	c := cfg
+	c.Database = "default"
+	db, err := chstore.Open(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Exec(ctx, chstore.Tool(chstore.DropDatabaseSQL(cfg)))
 }
