@@ -197,12 +197,10 @@ func (s *Service) Create(ctx context.Context, scope kwhouse.Scope, in Input) (Ta
 	if err := checkComplete(rules); err != nil {
 		return Tariff{}, err
 	}
+	// One write: the tariff and its event. Its rate periods are expanded into tariff_rates
+	// only for the years a query reading them needs (EnsureRates), so a create is fast,
+	// a 5xx leaves nothing behind, and storage grows with priced years, not contract years.
 	if err := s.save(ctx, scope, &t, "tariff.create"); err != nil {
-		return Tariff{}, err
-	}
-	// Rates around the contract now; other years are expanded when a query needs them.
-	cs, ce := t.Contract()
-	if err := s.ensureExpanded(ctx, scope, []*Tariff{&t}, cs-366*86400, ce+366*86400); err != nil {
 		return Tariff{}, err
 	}
 	return t, nil
