@@ -78,11 +78,15 @@ bench-ingest: services build ## Ingest benchmark: API vs ClickHouse JSONEachRow 
 	$(GO) run ./bench/ingest
 
 .PHONY: bench
-bench: bench-ingest bench-costs bench-slots bench-load ## Every benchmark
+bench: bench-ingest bench-costs bench-slots bench-load bench-onboard ## Every benchmark
 
 .PHONY: bench-costs
 bench-costs: services ## Cost query benchmark: 17.5 M readings, p50/p99 and the bare-sum floor
 	$(GO) run ./bench/costs
+
+.PHONY: bench-onboard
+bench-onboard: services ## Onboarding: location + tariff pairs/s with 1, 8, 32 clients; tariff_rates storage
+	$(GO) run ./bench/onboard
 
 .PHONY: bench-load
 bench-load: services ## Fairness: one account's ingest alone, then beside 16 clients of cost queries of another (2 min)

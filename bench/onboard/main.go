@@ -1,0 +1,192 @@
+// Command onboard measures fleet onboarding over the API (make bench-onboard): location +
+// tariff pairs (POST /locations, then a two-rate time-of-use POST /tariffs/elements with a
+// 2024–2030 contract) created by 1, 8 and 32 clients; it prints pairs/s, p50/p99 of each
+// call, and the tariff_rates rows and bytes the fleet's tariffs hold before and after a
+// month of costs is asked for every location.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/bench/benchkit"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/config"
+)
+
+func main() {
+	pairs := flag.Int("pairs", 400, "location + tariff pairs per client count")
+	flag.Parse()
+	if err := run(*pairs); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(pairs int) error {
+	ctx := context.Background()
+	cfg := benchkit.Config("kwbench_onboard")
+	if err := dropDatabase(ctx, cfg.ClickHouse); err != nil {
+		return err
+	}
+	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		app.Options{RedisPrefix: "kwbenchonboard:"})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	base, stop, err := benchkit.Serve(ctx, a)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	acc, err := a.Accounts.Create(ctx, "onboard")
+	if err != nil {
+		return err
+	}
+	var all []string
+	for _, clients := range []int{1, 8, 32} {
+		locs, err := onboard(base, acc.TestKey, clients, pairs)
+		if err != nil {
+			return err
+		}
+		all = append(all, locs...)
+	}
+	rows, bytes, err := rateStorage(ctx, a.DB)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("tariff_rates after onboarding %d locations: %d rows, %d bytes (per 1,000 locations: %.0f rows)\n",
+		len(all), rows, bytes, float64(rows)*1000/float64(len(all)))
+	for _, l := range all {
+		if err := call(base, acc.TestKey, "POST", "/costs/interval/"+l+"?aggregation=DAY",
+			map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-04-01T00:00:00Z"}, nil); err != nil {
+			return err
+		}
+	}
+	rows, bytes, err = rateStorage(ctx, a.DB)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("tariff_rates after a month of costs for each: %d rows, %d bytes (per 1,000 locations: %.0f rows)\n",
+		rows, bytes, float64(rows)*1000/float64(len(all)))
+	return nil
+}
+
+// onboard creates pairs location + tariff pairs with clients clients and prints the rates.
+func onboard(base, key string, clients, pairs int) ([]string, error) {
+	var mu sync.Mutex
+	var locLat, trfLat []time.Duration
+	var locs []string
+	var firstErr error
+	next := make(chan int, pairs)
+	for i := 0; i < pairs; i++ {
+		next <- i
+	}
+	close(next)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range next {
+				t0 := time.Now()
+				var loc struct{ ID string }
+				err := call(base, key, "POST", "/locations", map[string]any{"postal_address": map[string]any{"country_code": "GB"}}, &loc)
+				t1 := time.Now()
+				if err == nil {
+					err = call(base, key, "POST", "/tariffs/elements", tariff(loc.ID), nil)
+				}
+				t2 := time.Now()
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				locLat, trfLat, locs = append(locLat, t1.Sub(t0)), append(trfLat, t2.Sub(t1)), append(locs, loc.ID)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	d := time.Since(start)
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	fmt.Printf("%2d clients: %4d pairs in %5.1f s = %6.0f pairs/s; POST /locations p50 %5.1f p99 %6.1f ms; POST /tariffs/elements p50 %5.1f p99 %6.1f ms\n",
+		clients, pairs, d.Seconds(), float64(pairs)/d.Seconds(), pct(locLat, 50), pct(locLat, 99), pct(trfLat, 50), pct(trfLat, 99))
+	return locs, nil
+}
+
+func tariff(loc string) map[string]any {
+	h := func(from, to string, price float64) map[string]any {
+		return map[string]any{"valid_from": from, "valid_to": to, "rate": []any{map[string]any{"fixed": price}}}
+	}
+	return map[string]any{"location_id": loc, "direction": "IMPORT", "type": "COMMODITY",
+		"contract_start_date": "2024-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z",
+		"schedule": []any{map[string]any{"months": []string{"All"}, "days_and_hours": []any{map[string]any{"days": []string{"All"},
+			"hours": []any{h("07:00:00", "23:00:00", 0.30), h("23:00:00", "07:00:00", 0.10)}}}}}}
+}
+
+func pct(d []time.Duration, q int) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return float64(d[min(len(d)-1, len(d)*q/100)].Microseconds()) / 1000
+}
+
+func rateStorage(ctx context.Context, db *chstore.DB) (rows, bytes uint64, err error) {
+	err = db.QueryRow(ctx, chstore.Tool(`SELECT sum(rows), sum(bytes_on_disk) FROM system.parts
+		WHERE database = currentDatabase() AND table = 'tariff_rates' AND active`)).Scan(&rows, &bytes)
+	return rows, bytes, err
+}
+
+var client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+func call(base, key, method, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(res.Body)
+	if res.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: status %d: %.200s", method, path, res.StatusCode, buf.String())
+	}
+	if out != nil {
+		return json.Unmarshal(buf.Bytes(), out)
+	}
+	return nil
+}
+
+func dropDatabase(ctx context.Context, cfg config.ClickHouse) error {
+	c := cfg
+	c.Database = "default"
+	db, err := chstore.Open(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Exec(ctx, chstore.Tool(chstore.DropDatabaseSQL(cfg)))
+}
