@@ -70,6 +70,7 @@ type Store struct {
 	now   func() time.Time
 	locks *keyedMutex
 	known *knownIDs
+	group groupCommit
 }
 
 // New returns a Store on db and cache (use NoCache{} for none).

@@ -3,6 +3,7 @@ package docstore
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -19,11 +20,68 @@ var (
 
 // Write stores docs as one insert block: ClickHouse writes a block to an unpartitioned
 // table as one part, so the documents (a change and its event) are stored together or not
-// at all. Versions are assigned here, increasing within the call.
+// at all. Versions are assigned at the insert, increasing within it.
+//
+// Writes that arrive while an insert runs share the next one (group commit: a fleet's
+// concurrent creates become a few inserts, not one each); they are then stored together or
+// not at all, and every caller gets the insert's result. A lone write goes at once.
 func (s *Store) Write(ctx context.Context, docs ...Doc) error {
 	if len(docs) == 0 {
 		return nil
 	}
+	return s.group.write(context.WithoutCancel(ctx), docs, s.insert)
+}
+
+// groupCommit gathers the writes that arrive while an insert runs into the next one.
+type groupCommit struct {
+	mu      sync.Mutex
+	pending []*pendingWrite
+	leading bool // a caller is inserting; the others wait for it
+}
+
+type pendingWrite struct {
+	docs []Doc
+	done chan error
+}
+
+// write queues docs and waits for the insert that stores them. With no insert running, the
+// caller starts a flusher that inserts whatever is pending, again until nothing is.
+func (g *groupCommit) write(ctx context.Context, docs []Doc, insert func(context.Context, []Doc) error) error {
+	w := &pendingWrite{docs: docs, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.pending = append(g.pending, w)
+	if !g.leading {
+		g.leading = true
+		go g.flush(ctx, insert)
+	}
+	g.mu.Unlock()
+	return <-w.done
+}
+
+func (g *groupCommit) flush(ctx context.Context, insert func(context.Context, []Doc) error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for len(g.pending) > 0 {
+		group := g.pending
+		g.pending = nil
+		g.mu.Unlock()
+		var all []Doc
+		for _, p := range group {
+			all = append(all, p.docs...)
+		}
+		err := insert(ctx, all)
+		for _, p := range group {
+			n := copy(p.docs, all) // with the versions the insert assigned
+			all = all[n:]
+			p.done <- err
+		}
+		g.mu.Lock()
+	}
+	g.leading = false
+}
+
+// insert stores docs as one block.
+func (s *Store) insert(ctx context.Context, docs []Doc) error {
 	base := uint64(s.now().UnixNano())
 	batch, err := s.db.Insert(ctx, insertStmt)
 	if err != nil {
