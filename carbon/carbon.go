@@ -15,7 +15,7 @@ import (
 )
 
 // KindSeries is the document kind of a series.
-const KindSeries = "carbon_series"
+const KindSeries = catalog.KindCarbonSeries
 
 // Units names the unit of every carbon value kwhouse answers: grams of CO2 equivalent.
 const Units = "gCO2eq"

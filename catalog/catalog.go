@@ -18,6 +18,9 @@ const (
 	KindCustomer = "customer"
 	KindLocation = "location"
 	KindDevice   = "device"
+	// KindCarbonSeries is the kind of carbon-intensity series (package carbon owns them;
+	// locations may name one).
+	KindCarbonSeries = "carbon_series"
 )
 
 // EventRetention is how long events are kept.

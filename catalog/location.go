@@ -27,19 +27,22 @@ type GeoLocation struct {
 
 // Location is a customer premises.
 type Location struct {
-	ID             string         `json:"id"`
-	Object         string         `json:"object"`
-	LiveMode       bool           `json:"live_mode"`
-	ReferenceID    string         `json:"reference_id,omitempty"`
-	CustomerID     string         `json:"customer_id,omitempty"`
-	Timezone       string         `json:"timezone"`
-	CurrencyCode   string         `json:"currency_code"`
-	PostalAddress  *PostalAddress `json:"postal_address,omitempty"`
-	GeoLocation    *GeoLocation   `json:"geo_location,omitempty"`
-	TariffStatus   *TariffStatus  `json:"tariff_status,omitempty"`
-	TariffElements []string       `json:"tariff_elements"`
-	TimeCreated    Timestamp      `json:"time_created"`
-	AccountID      string         `json:"account_id"`
+	ID            string         `json:"id"`
+	Object        string         `json:"object"`
+	LiveMode      bool           `json:"live_mode"`
+	ReferenceID   string         `json:"reference_id,omitempty"`
+	CustomerID    string         `json:"customer_id,omitempty"`
+	Timezone      string         `json:"timezone"`
+	CurrencyCode  string         `json:"currency_code"`
+	PostalAddress *PostalAddress `json:"postal_address,omitempty"`
+	GeoLocation   *GeoLocation   `json:"geo_location,omitempty"`
+	// CarbonSeriesID names the carbon-intensity series the location uses instead of its
+	// country's default one (§9).
+	CarbonSeriesID string        `json:"carbon_series_id,omitempty"`
+	TariffStatus   *TariffStatus `json:"tariff_status,omitempty"`
+	TariffElements []string      `json:"tariff_elements"`
+	TimeCreated    Timestamp     `json:"time_created"`
+	AccountID      string        `json:"account_id"`
 }
 
 // LocationInput is the body of POST and PATCH /locations. Nil fields are left as they are.
@@ -50,6 +53,8 @@ type LocationInput struct {
 	CurrencyCode  *string        `json:"currency_code"`
 	PostalAddress *PostalAddress `json:"postal_address"`
 	GeoLocation   *GeoLocation   `json:"geo_location"`
+	// CarbonSeriesID: "" clears it (the country's default series again).
+	CarbonSeriesID *string `json:"carbon_series_id"`
 }
 
 // Validate reports the problems of the input on its own.
@@ -58,6 +63,9 @@ func (in LocationInput) Validate() error {
 	p.str("reference_id", in.ReferenceID)
 	if in.CustomerID != nil && *in.CustomerID != "" && !kwhouse.ValidID(kwhouse.PrefixCustomer, *in.CustomerID) {
 		p.add("invalid_id", "customer_id", "not a customer id (cus_ followed by 24 hex characters)")
+	}
+	if in.CarbonSeriesID != nil && *in.CarbonSeriesID != "" && !kwhouse.ValidID(kwhouse.PrefixCarbon, *in.CarbonSeriesID) {
+		p.add("invalid_id", "carbon_series_id", "not a carbon series id (cis_ followed by 24 hex characters)")
 	}
 	if in.Timezone != nil && !ValidZone(*in.Timezone) {
 		p.add("invalid_timezone", "timezone", "%q is not an IANA time zone such as Europe/London", *in.Timezone)
@@ -105,6 +113,9 @@ func (in LocationInput) apply(l *Location) {
 	if in.GeoLocation != nil {
 		l.GeoLocation = in.GeoLocation
 	}
+	if in.CarbonSeriesID != nil {
+		l.CarbonSeriesID = *in.CarbonSeriesID
+	}
 }
 
 // CreateLocation stores a new location, deriving its zone and currency when not given.
@@ -142,6 +153,11 @@ func (c *Catalog) saveLocation(ctx context.Context, scope kwhouse.Scope, doc doc
 	if l.CustomerID != "" {
 		if _, err := c.docs.Get(ctx, scope, KindCustomer, l.CustomerID); err != nil {
 			return missingRef(err, "customer_id", l.CustomerID)
+		}
+	}
+	if l.CarbonSeriesID != "" {
+		if _, err := c.docs.Get(ctx, scope, KindCarbonSeries, l.CarbonSeriesID); err != nil {
+			return missingRef(err, "carbon_series_id", l.CarbonSeriesID)
 		}
 	}
 	unlock, err := c.claimReference(ctx, scope, KindLocation, l.ID, l.ReferenceID)

@@ -187,3 +187,32 @@ func TestCarbonWithoutSeriesAndBadInput(t *testing.T) {
 		t.Errorf("unknown series: %d", r.Status)
 	}
 }
+
+// A location may name its own series instead of its country's default; "" goes back.
+func TestCarbonSeriesNamedByTheLocation(t *testing.T) {
+	e, def := carbonEnv(t)
+	own := e.do("POST", "/carbon/series", map[string]any{"display_name": "on-site PPA", "country_code": "GB"}).Map(t)["id"].(string)
+	e.intensities(def, iv("2024-01-10T10:00:00Z", "2024-01-10T11:00:00Z", 200))
+	e.intensities(own, iv("2024-01-10T10:00:00Z", "2024-01-10T11:00:00Z", 20))
+	e.reads(map[string]any{"start_time": "2024-01-10T10:00:00Z", "end_time": "2024-01-10T11:00:00Z", "value": 1000})
+	grams := func() string {
+		return carbonOf(t, e.do("POST", "/costs/interval/"+e.loc+"?include_carbon=true",
+			map[string]any{"start_time": "2024-01-10T00:00:00Z", "end_time": "2024-01-11T00:00:00Z"}).Map(t))
+	}
+	if got := grams(); got != "200g~1" {
+		t.Fatalf("with the country's default: %s, want 200g~1", got)
+	}
+	if r := e.do("PATCH", "/locations/"+e.loc, map[string]any{"carbon_series_id": own}); r.Status != 200 || r.Map(t)["carbon_series_id"] != own {
+		t.Fatalf("naming a series: %d %s", r.Status, r.Body)
+	}
+	if got := grams(); got != "20g~1" {
+		t.Errorf("with the location's own series: %s, want 20g~1", got)
+	}
+	if r := e.do("PATCH", "/locations/"+e.loc, map[string]any{"carbon_series_id": "cis_000000000000000000000000"}); r.Status != 400 || r.Map(t)["param"] != "carbon_series_id" {
+		t.Errorf("an unknown series: %d %s, want 400 carbon_series_id", r.Status, r.Body)
+	}
+	e.do("PATCH", "/locations/"+e.loc, map[string]any{"carbon_series_id": ""})
+	if got := grams(); got != "200g~1" {
+		t.Errorf("after clearing: %s, want the default's 200g~1", got)
+	}
+}

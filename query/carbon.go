@@ -107,11 +107,15 @@ func (c *Coster) carbonRecords(ctx context.Context, a scopeArgs) ([]carbonRecord
 	return out, chstore.Classify(rows.Err())
 }
 
-// seriesIntervals returns the intensities of the location's series over [from, to).
+// seriesIntervals returns the intensities of the location's series over [from, to): the
+// one it names, else its country's default.
 func (c *Coster) seriesIntervals(ctx context.Context, scope kwhouse.Scope, loc catalog.Location, from, to int64) ([]carbon.Interval, error) {
-	series, err := c.carbon.DefaultFor(ctx, scope, countryOf(loc))
-	if err != nil {
-		return nil, err
+	series := loc.CarbonSeriesID
+	if series == "" {
+		var err error
+		if series, err = c.carbon.DefaultFor(ctx, scope, countryOf(loc)); err != nil {
+			return nil, err
+		}
 	}
 	return c.carbon.Intervals(ctx, scope, series, from, to)
 }
