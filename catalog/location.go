@@ -170,7 +170,11 @@ func (c *Catalog) saveLocation(ctx context.Context, scope kwhouse.Scope, doc doc
 	if doc, err = withBody(doc, l); err != nil {
 		return err
 	}
-	if err := c.renderLocation(ctx, scope, l); err != nil {
+	if event == "location.create" {
+		// A new location has no tariffs yet: no need to ask ClickHouse (one read less per create).
+		st := DisconnectedStatus()
+		l.TariffStatus, l.TariffElements = &st, []string{}
+	} else if err := c.renderLocation(ctx, scope, l); err != nil {
 		return err
 	}
 	if err := Commit(ctx, c.docs, scope, Change{Doc: doc, EventType: event, EventData: l}); err != nil {

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -27,9 +28,18 @@ import (
 
 func main() {
 	pairs := flag.Int("pairs", 400, "location + tariff pairs per client count")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the onboarding runs to this file")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*pairs); err != nil {
-		log.Fatal(err)
+		log.Print(err)
 	}
 }
 
