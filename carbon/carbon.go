@@ -81,7 +81,7 @@ func (s *Store) Create(ctx context.Context, scope kwhouse.Scope, in SeriesInput)
 	if in.ReferenceID != nil {
 		se.ReferenceID = *in.ReferenceID
 	}
-	doc, err := encode(docstore.Doc{Kind: KindSeries, ID: se.ID, Scope: scope, CreatedUS: now.UnixMicro(),
+	doc, err := docstore.WithBody(docstore.Doc{Kind: KindSeries, ID: se.ID, Scope: scope, CreatedUS: now.UnixMicro(),
 		Fields: docstore.Fields{ReferenceID: se.ReferenceID}}, se)
 	if err != nil {
 		return Series{}, err
@@ -109,7 +109,7 @@ func (s *Store) Get(ctx context.Context, scope kwhouse.Scope, id string) (Series
 	if err != nil {
 		return se, err
 	}
-	return se, decode(d, &se)
+	return se, d.DecodeBody(&se)
 }
 
 // DefaultFor returns the id of the default series of country, "" when there is none.
@@ -132,11 +132,11 @@ func (s *Store) demoteDefaults(ctx context.Context, scope kwhouse.Scope, country
 	var out []catalog.Change
 	for _, d := range docs {
 		var se Series
-		if err := decode(d, &se); err != nil {
+		if err := d.DecodeBody(&se); err != nil {
 			return nil, err
 		}
 		se.Default = false
-		if d, err = encode(d, se); err != nil {
+		if d, err = docstore.WithBody(d, se); err != nil {
 			return nil, err
 		}
 		out = append(out, catalog.Change{Doc: d, EventType: "carbon_series.update", EventData: se})
@@ -153,7 +153,7 @@ func (s *Store) defaults(ctx context.Context, scope kwhouse.Scope, country strin
 	var out []docstore.Doc
 	for _, d := range docs {
 		var se Series
-		if err := decode(d, &se); err != nil {
+		if err := d.DecodeBody(&se); err != nil {
 			return nil, err
 		}
 		if se.Default && se.CountryCode == country {

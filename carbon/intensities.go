@@ -2,7 +2,6 @@ package carbon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -11,7 +10,6 @@ import (
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
-	"github.com/kwhouse/kwhouse/docstore"
 )
 
 // Intensity is one interval of a series as sent: grams CO2e per kWh over [start, end).
@@ -141,20 +139,4 @@ func liveByte(s kwhouse.Scope) uint8 {
 		return 1
 	}
 	return 0
-}
-
-func encode(d docstore.Doc, v any) (docstore.Doc, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return d, fmt.Errorf("encode %s %s: %w", d.Kind, d.ID, err)
-	}
-	d.Body = b
-	return d, nil
-}
-
-func decode(d docstore.Doc, v any) error {
-	if err := json.Unmarshal(d.Body, v); err != nil {
-		return fmt.Errorf("decode %s %s: %w", d.Kind, d.ID, err)
-	}
-	return nil
 }

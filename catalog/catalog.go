@@ -104,21 +104,3 @@ func (c *Catalog) newDoc(scope kwhouse.Scope, kind, prefix string) docstore.Doc 
 	now := c.docs.Now()
 	return docstore.Doc{Kind: kind, ID: kwhouse.NewID(prefix), Scope: scope, CreatedUS: now.UnixMicro()}
 }
-
-// withBody returns d with body set to v's JSON.
-func withBody(d docstore.Doc, v any) (docstore.Doc, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return d, fmt.Errorf("encode %s %s: %w", d.Kind, d.ID, err)
-	}
-	d.Body = b
-	return d, nil
-}
-
-// decode reads a document's body into v.
-func decode(d docstore.Doc, v any) error {
-	if err := json.Unmarshal(d.Body, v); err != nil {
-		return fmt.Errorf("decode %s %s: %w", d.Kind, d.ID, err)
-	}
-	return nil
-}

@@ -69,7 +69,7 @@ func (c *Catalog) saveCustomer(ctx context.Context, scope kwhouse.Scope, doc doc
 	stored := cu
 	stored.Locations = nil
 	doc.Fields = docstore.Fields{ReferenceID: cu.ReferenceID}
-	if doc, err = withBody(doc, stored); err != nil {
+	if doc, err = docstore.WithBody(doc, stored); err != nil {
 		return err
 	}
 	if err := Commit(ctx, c.docs, scope, Change{Doc: doc, EventType: event, EventData: cu}); err != nil {
@@ -90,7 +90,7 @@ func (c *Catalog) loadCustomer(ctx context.Context, scope kwhouse.Scope, id stri
 	if err != nil {
 		return d, cu, err
 	}
-	if err := decode(d, &cu); err != nil {
+	if err := d.DecodeBody(&cu); err != nil {
 		return d, cu, err
 	}
 	cu.Locations, err = c.customerLocations(ctx, scope, id)
@@ -121,7 +121,7 @@ func (c *Catalog) ListCustomers(ctx context.Context, scope kwhouse.Scope, q List
 	}
 	out := make([]Customer, len(docs))
 	for i, d := range docs {
-		if err := decode(d, &out[i]); err != nil {
+		if err := d.DecodeBody(&out[i]); err != nil {
 			return nil, false, err
 		}
 		if out[i].Locations, err = c.customerLocations(ctx, scope, d.ID); err != nil {
@@ -168,12 +168,12 @@ func (c *Catalog) releaseLocations(ctx context.Context, scope kwhouse.Scope, cus
 
 func (c *Catalog) releaseLocation(ctx context.Context, scope kwhouse.Scope, d docstore.Doc) (Change, error) {
 	var l Location
-	if err := decode(d, &l); err != nil {
+	if err := d.DecodeBody(&l); err != nil {
 		return Change{}, err
 	}
 	l.CustomerID, l.TariffStatus, l.TariffElements = "", nil, nil
 	d.Fields.CustomerID = ""
-	d, err := withBody(d, l)
+	d, err := docstore.WithBody(d, l)
 	if err != nil {
 		return Change{}, err
 	}

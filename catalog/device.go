@@ -73,7 +73,7 @@ func (c *Catalog) saveDevice(ctx context.Context, scope kwhouse.Scope, doc docst
 	stored := d
 	stored.LastSeen = nil // kept apart, by ingestion
 	doc.Fields = docstore.Fields{ReferenceID: d.ReferenceID}
-	if doc, err = withBody(doc, stored); err != nil {
+	if doc, err = docstore.WithBody(doc, stored); err != nil {
 		return err
 	}
 	if err := Commit(ctx, c.docs, scope, Change{Doc: doc, EventType: event, EventData: d}); err != nil {
@@ -106,7 +106,7 @@ func (c *Catalog) loadDevice(ctx context.Context, scope kwhouse.Scope, id string
 	if err != nil {
 		return doc, d, err
 	}
-	return doc, d, decode(doc, &d)
+	return doc, d, doc.DecodeBody(&d)
 }
 
 // ListDevices lists devices newest first.
@@ -117,7 +117,7 @@ func (c *Catalog) ListDevices(ctx context.Context, scope kwhouse.Scope, q ListQu
 	}
 	out := make([]Device, len(docs))
 	for i, d := range docs {
-		if err := decode(d, &out[i]); err != nil {
+		if err := d.DecodeBody(&out[i]); err != nil {
 			return nil, false, err
 		}
 	}

@@ -33,7 +33,7 @@ func (c *Catalog) GetEvent(ctx context.Context, scope kwhouse.Scope, id string) 
 	if d.CreatedUS < c.eventsSince() {
 		return e, kwhouse.NotFound("id", id)
 	}
-	return e, decode(d, &e)
+	return e, d.DecodeBody(&e)
 }
 
 // ListEvents lists events of the last 90 days, newest first.
@@ -47,7 +47,7 @@ func (c *Catalog) ListEvents(ctx context.Context, scope kwhouse.Scope, q ListQue
 	}
 	out := make([]Event, len(docs))
 	for i, d := range docs {
-		if err := decode(d, &out[i]); err != nil {
+		if err := d.DecodeBody(&out[i]); err != nil {
 			return nil, false, err
 		}
 	}

@@ -167,7 +167,7 @@ func (c *Catalog) saveLocation(ctx context.Context, scope kwhouse.Scope, doc doc
 	defer unlock()
 	l.TariffStatus, l.TariffElements = nil, nil
 	doc.Fields = docstore.Fields{ReferenceID: l.ReferenceID, CustomerID: l.CustomerID}
-	if doc, err = withBody(doc, l); err != nil {
+	if doc, err = docstore.WithBody(doc, l); err != nil {
 		return err
 	}
 	if event == "location.create" {
@@ -251,7 +251,7 @@ func (c *Catalog) loadLocation(ctx context.Context, scope kwhouse.Scope, id stri
 	if err != nil {
 		return d, l, err
 	}
-	return d, l, decode(d, &l)
+	return d, l, d.DecodeBody(&l)
 }
 
 func (c *Catalog) renderLocation(ctx context.Context, scope kwhouse.Scope, l *Location) error {
@@ -290,7 +290,7 @@ func (c *Catalog) ListLocations(ctx context.Context, scope kwhouse.Scope, q List
 	}
 	out := make([]Location, len(docs))
 	for i, d := range docs {
-		if err := decode(d, &out[i]); err != nil {
+		if err := d.DecodeBody(&out[i]); err != nil {
 			return nil, false, err
 		}
 		if err := c.renderLocation(ctx, scope, &out[i]); err != nil {

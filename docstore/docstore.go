@@ -6,6 +6,8 @@ package docstore
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -83,3 +85,21 @@ func (s *Store) Now() time.Time { return s.now() }
 
 // Cache returns the cache the store reads through (NoCache{} when there is none).
 func (s *Store) Cache() Cache { return s.cache }
+
+// WithBody returns d with its body set to v's JSON.
+func WithBody(d Doc, v any) (Doc, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return d, fmt.Errorf("encode %s %s: %w", d.Kind, d.ID, err)
+	}
+	d.Body = b
+	return d, nil
+}
+
+// DecodeBody reads the document's JSON body into v.
+func (d Doc) DecodeBody(v any) error {
+	if err := json.Unmarshal(d.Body, v); err != nil {
+		return fmt.Errorf("decode %s %s: %w", d.Kind, d.ID, err)
+	}
+	return nil
+}

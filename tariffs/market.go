@@ -90,7 +90,7 @@ func (s *Service) CreateMarket(ctx context.Context, scope kwhouse.Scope, in Mark
 		m.CountryCode = *in.CountryCode
 	}
 	m.Default = in.Default != nil && *in.Default
-	doc, err := encodeDoc(docstore.Doc{Kind: KindMarket, ID: m.ID, Scope: scope, CreatedUS: now.UnixMicro(),
+	doc, err := docstore.WithBody(docstore.Doc{Kind: KindMarket, ID: m.ID, Scope: scope, CreatedUS: now.UnixMicro(),
 		Fields: docstore.Fields{ReferenceID: m.ReferenceID}}, m)
 	if err != nil {
 		return Market{}, err
@@ -120,11 +120,11 @@ func (s *Service) demoteDefault(ctx context.Context, scope kwhouse.Scope, countr
 	var out []catalog.Change
 	for _, d := range docs {
 		var m Market
-		if err := decodeDoc(d, &m); err != nil {
+		if err := d.DecodeBody(&m); err != nil {
 			return nil, err
 		}
 		m.Default = false
-		if d, err = encodeDoc(d, m); err != nil {
+		if d, err = docstore.WithBody(d, m); err != nil {
 			return nil, err
 		}
 		out = append(out, catalog.Change{Doc: d, EventType: "market.update", EventData: m})
@@ -141,7 +141,7 @@ func (s *Service) defaultMarkets(ctx context.Context, scope kwhouse.Scope, count
 	var out []docstore.Doc
 	for _, d := range docs {
 		var m Market
-		if err := decodeDoc(d, &m); err != nil {
+		if err := d.DecodeBody(&m); err != nil {
 			return nil, err
 		}
 		if m.Default && m.CountryCode == country {
@@ -179,7 +179,7 @@ func (s *Service) GetMarket(ctx context.Context, scope kwhouse.Scope, id string)
 	if err != nil {
 		return m, err
 	}
-	return m, decodeDoc(d, &m)
+	return m, d.DecodeBody(&m)
 }
 
 // PutPrices stores prices of a market; an interval with the start of a stored one replaces it.

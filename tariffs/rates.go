@@ -2,7 +2,6 @@ package tariffs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
-	"github.com/kwhouse/kwhouse/docstore"
 )
 
 // expandedYears remembers which (tariff, UTC year) chunks are stored. A tariff's schedule
@@ -165,22 +163,6 @@ func liveByte(s kwhouse.Scope) uint8 {
 		return 1
 	}
 	return 0
-}
-
-func encodeDoc(d docstore.Doc, v any) (docstore.Doc, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return d, fmt.Errorf("encode %s %s: %w", d.Kind, d.ID, err)
-	}
-	d.Body = b
-	return d, nil
-}
-
-func decodeDoc(d docstore.Doc, v any) error {
-	if err := json.Unmarshal(d.Body, v); err != nil {
-		return fmt.Errorf("decode %s %s: %w", d.Kind, d.ID, err)
-	}
-	return nil
 }
 
 var rateYearsStmt = chstore.Register("tariffs.rate_years", `SELECT tariff_id, year FROM tariff_rate_years

@@ -259,7 +259,7 @@ func (s *Service) save(ctx context.Context, scope kwhouse.Scope, t *Tariff, even
 	}
 	doc := docstore.Doc{Kind: KindTariff, ID: t.ID, Scope: scope, CreatedUS: t.TimeCreated.Time().UnixMicro(),
 		Fields: docstore.Fields{LocationID: t.LocationID, Direction: t.Direction, TariffType: t.Type}}
-	if doc, err = encodeDoc(doc, t); err != nil {
+	if doc, err = docstore.WithBody(doc, t); err != nil {
 		return err
 	}
 	err = catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: doc, EventType: event, EventData: t})
@@ -274,7 +274,7 @@ func (s *Service) Get(ctx context.Context, scope kwhouse.Scope, id string) (Tari
 	if err != nil {
 		return t, err
 	}
-	return t, decodeDoc(d, &t)
+	return t, d.DecodeBody(&t)
 }
 
 // ListQuery filters tariff elements.
@@ -300,7 +300,7 @@ func (s *Service) List(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([
 	}
 	out := make([]Tariff, len(docs))
 	for i, d := range docs {
-		if err := decodeDoc(d, &out[i]); err != nil {
+		if err := d.DecodeBody(&out[i]); err != nil {
 			return nil, false, err
 		}
 	}
@@ -353,7 +353,7 @@ func (s *Service) Delete(ctx context.Context, scope kwhouse.Scope, id string) er
 		return err
 	}
 	var t Tariff
-	if err := decodeDoc(d, &t); err != nil {
+	if err := d.DecodeBody(&t); err != nil {
 		return err
 	}
 	d.Deleted = true
