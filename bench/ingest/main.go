@@ -23,6 +23,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/accounts"
+	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/docstore"
@@ -61,7 +62,7 @@ func run(o options) error {
 	ctx := context.Background()
 	cfg := config.ClickHouse{Addr: o.chAddr, Cluster: o.cluster, Database: o.database, Username: "default", DialTimeout: 5 * time.Second,
 		MaxOpenConns: 8, MaxExecutionTime: 10 * time.Minute, MaxMemoryUsage: 8 << 30}
-	if err := dropDatabase(ctx, cfg); err != nil {
+	if err := benchkit.DropDatabase(ctx, cfg); err != nil {
 		return err
 	}
 	db, err := chstore.Open(ctx, cfg)
@@ -96,7 +97,7 @@ func run(o options) error {
 		// (b) and (c) measure one server's own insert path; on a cluster only (a) compares.
 		fmt.Printf("\n(a) kwhouse PUT /meters/interval into cluster %s: %9.0f records/s, kwhouse %.2f µs CPU per row, peak RSS %.0f MiB\n",
 			o.cluster, a.rate, a.kwCPU, float64(a.rss)/(1<<20))
-		return dropDatabase(ctx, cfg)
+		return benchkit.DropDatabase(ctx, cfg)
 	}
 	settle(ctx, db)
 	b, err := benchJSONEachRow(ctx, o, db, scope, recs, ch)
@@ -116,18 +117,7 @@ func run(o options) error {
 	fmt.Printf("CPU per row, µs (ClickHouse server / kwhouse): (a) %.2f / %.2f   (b) %.2f   (c) %.2f\n",
 		a.chCPU, a.kwCPU, b.chCPU, c.chCPU)
 	fmt.Printf("kwhouse in (a): %.0f%% of its CPU in the kernel, %d page faults\n", 100*a.kwSysShare, a.kwFaults)
-	return dropDatabase(ctx, cfg)
-}
-
-func dropDatabase(ctx context.Context, cfg config.ClickHouse) error {
-	c := cfg
-	c.Database = "default"
-	db, err := chstore.Open(ctx, c)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return db.Exec(ctx, chstore.Tool(chstore.DropDatabaseSQL(cfg)))
+	return benchkit.DropDatabase(ctx, cfg)
 }
 
 // makeLocations writes location documents straight to the store (the API would take

@@ -6,14 +6,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"log/slog"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -23,8 +20,6 @@ import (
 
 	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/bench/benchkit"
-	"github.com/kwhouse/kwhouse/chstore"
-	"github.com/kwhouse/kwhouse/config"
 )
 
 type options struct {
@@ -50,7 +45,7 @@ func main() {
 func run(o options) error {
 	ctx := context.Background()
 	cfg := benchkit.Config("kwbench_load")
-	if err := dropDatabase(ctx, cfg.ClickHouse); err != nil { // every run starts from an empty database
+	if err := benchkit.DropDatabase(ctx, cfg.ClickHouse); err != nil { // every run starts from an empty database
 		return err
 	}
 	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -104,21 +99,21 @@ func newAccount(ctx context.Context, a *app.App, base string, n int, withData bo
 	acc := account{key: c.TestKey}
 	for i := 0; i < n; i++ {
 		var loc struct{ ID string }
-		if err := call(base, acc.key, "POST", "/locations", map[string]any{"postal_address": map[string]any{"country_code": "GB"}}, &loc); err != nil {
+		if err := benchkit.Call(base, acc.key, "POST", "/locations", map[string]any{"postal_address": map[string]any{"country_code": "GB"}}, &loc); err != nil {
 			return acc, err
 		}
 		acc.locs = append(acc.locs, loc.ID)
 		if !withData {
 			continue
 		}
-		if err := call(base, acc.key, "POST", "/tariffs/elements", map[string]any{"location_id": loc.ID, "direction": "IMPORT",
+		if err := benchkit.Call(base, acc.key, "POST", "/tariffs/elements", map[string]any{"location_id": loc.ID, "direction": "IMPORT",
 			"type": "COMMODITY", "contract_start_date": "2024-01-01T00:00:00Z", "contract_end_date": "2026-01-01T00:00:00Z",
 			"schedule": []any{map[string]any{"months": []string{"All"}, "days_and_hours": []any{map[string]any{"days": []string{"All"}, "hours": []any{
 				map[string]any{"valid_from": "07:00:00", "valid_to": "23:00:00", "rate": []any{map[string]any{"fixed": 0.30}}},
 				map[string]any{"valid_from": "23:00:00", "valid_to": "07:00:00", "rate": []any{map[string]any{"fixed": 0.10}}}}}}}}}, nil); err != nil {
 			return acc, err
 		}
-		if err := call(base, acc.key, "PUT", "/meters/interval", records([]string{loc.ID}, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 31*48), nil); err != nil {
+		if err := benchkit.Call(base, acc.key, "PUT", "/meters/interval", records([]string{loc.ID}, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 31*48), nil); err != nil {
 			return acc, err
 		}
 	}
@@ -168,7 +163,7 @@ func ingest(base string, acc account, o options, d time.Duration, round int) sta
 				t0 := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, (round*o.ingestClients+c)*400+day)
 				body := records(acc.locs, t0, o.perRequest)
 				start := time.Now()
-				err := call(base, acc.key, "PUT", "/meters/interval", body, nil)
+				err := benchkit.Call(base, acc.key, "PUT", "/meters/interval", body, nil)
 				mu.Lock()
 				if err != nil {
 					out.failed++
@@ -198,7 +193,7 @@ func query(base string, acc account, o options) stats {
 			defer wg.Done()
 			for i := c; time.Now().Before(deadline); i++ {
 				start := time.Now()
-				err := call(base, acc.key, "POST", "/costs/interval/"+acc.locs[i%len(acc.locs)]+"?aggregation=DAY",
+				err := benchkit.Call(base, acc.key, "POST", "/costs/interval/"+acc.locs[i%len(acc.locs)]+"?aggregation=DAY",
 					map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-04-01T00:00:00Z"}, nil)
 				mu.Lock()
 				switch {
@@ -219,35 +214,6 @@ func query(base string, acc account, o options) stats {
 	return out
 }
 
-var client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-
-func call(base, key, method, path string, body any, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequest(method, base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(res.Body)
-	if res.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: status %d: %.200s", method, path, res.StatusCode, buf.String())
-	}
-	if out != nil {
-		return json.Unmarshal(buf.Bytes(), out)
-	}
-	return nil
-}
-
 func peakRSS() string {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
@@ -259,15 +225,4 @@ func peakRSS() string {
 		}
 	}
 	return "?"
-}
-
-func dropDatabase(ctx context.Context, cfg config.ClickHouse) error {
-	c := cfg
-	c.Database = "default"
-	db, err := chstore.Open(ctx, c)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return db.Exec(ctx, chstore.Tool(chstore.DropDatabaseSQL(cfg)))
 }

@@ -6,14 +6,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"log/slog"
-	"net/http"
 	"os"
 	"runtime/pprof"
 	"sort"
@@ -23,7 +20,6 @@ import (
 	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/chstore"
-	"github.com/kwhouse/kwhouse/config"
 )
 
 func main() {
@@ -46,7 +42,7 @@ func main() {
 func run(pairs int) error {
 	ctx := context.Background()
 	cfg := benchkit.Config("kwbench_onboard")
-	if err := dropDatabase(ctx, cfg.ClickHouse); err != nil {
+	if err := benchkit.DropDatabase(ctx, cfg.ClickHouse); err != nil {
 		return err
 	}
 	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -79,7 +75,7 @@ func run(pairs int) error {
 	fmt.Printf("tariff_rates after onboarding %d locations: %d rows, %d bytes (per 1,000 locations: %.0f rows)\n",
 		len(all), rows, bytes, float64(rows)*1000/float64(len(all)))
 	for _, l := range all {
-		if err := call(base, acc.TestKey, "POST", "/costs/interval/"+l+"?aggregation=DAY",
+		if err := benchkit.Call(base, acc.TestKey, "POST", "/costs/interval/"+l+"?aggregation=DAY",
 			map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-04-01T00:00:00Z"}, nil); err != nil {
 			return err
 		}
@@ -113,10 +109,10 @@ func onboard(base, key string, clients, pairs int) ([]string, error) {
 			for range next {
 				t0 := time.Now()
 				var loc struct{ ID string }
-				err := call(base, key, "POST", "/locations", map[string]any{"postal_address": map[string]any{"country_code": "GB"}}, &loc)
+				err := benchkit.Call(base, key, "POST", "/locations", map[string]any{"postal_address": map[string]any{"country_code": "GB"}}, &loc)
 				t1 := time.Now()
 				if err == nil {
-					err = call(base, key, "POST", "/tariffs/elements", tariff(loc.ID), nil)
+					err = benchkit.Call(base, key, "POST", "/tariffs/elements", tariff(loc.ID), nil)
 				}
 				t2 := time.Now()
 				mu.Lock()
@@ -160,43 +156,4 @@ func rateStorage(ctx context.Context, db *chstore.DB) (rows, bytes uint64, err e
 	err = db.QueryRow(ctx, chstore.Tool(`SELECT sum(rows), sum(bytes_on_disk) FROM system.parts
 		WHERE database = currentDatabase() AND table = 'tariff_rates' AND active`)).Scan(&rows, &bytes)
 	return rows, bytes, err
-}
-
-var client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-
-func call(base, key, method, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequest(method, base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	res, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(res.Body)
-	if res.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: status %d: %.200s", method, path, res.StatusCode, buf.String())
-	}
-	if out != nil {
-		return json.Unmarshal(buf.Bytes(), out)
-	}
-	return nil
-}
-
-func dropDatabase(ctx context.Context, cfg config.ClickHouse) error {
-	c := cfg
-	c.Database = "default"
-	db, err := chstore.Open(ctx, c)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return db.Exec(ctx, chstore.Tool(chstore.DropDatabaseSQL(cfg)))
 }
