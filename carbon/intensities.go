@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -81,33 +80,19 @@ func checkIntensities(ivs []Intensity) error {
 		return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "too_many_intensities",
 			Message: fmt.Sprintf("at most %d intensities per request", MaxIntensitiesPerRequest)}
 	}
-	order := make([]int, len(ivs))
+	spans := make([]catalog.Span, len(ivs))
 	for i, iv := range ivs {
 		param := fmt.Sprintf("[%d]", i)
-		s, e := iv.StartTime.Time(), iv.EndTime.Time()
 		switch {
 		case iv.Intensity == nil:
 			return kwhouse.Invalid("parameter_missing", param+".intensity", "intensity is required")
 		case math.IsNaN(*iv.Intensity) || math.IsInf(*iv.Intensity, 0) || *iv.Intensity < 0:
 			return kwhouse.Invalid("invalid_number", param+".intensity", "intensity must be a finite number, not negative")
-		case !e.After(s):
-			return kwhouse.Invalid("invalid_interval", param+".end_time", "end_time must be after start_time")
-		case e.Sub(s) > maxInterval*time.Second:
-			return kwhouse.Invalid("invalid_interval", param+".end_time", "an interval may span at most 32 days")
-		case s.Year() < 1971 || e.Year() > 2105:
-			return kwhouse.Invalid("invalid_interval", param+".start_time", "intensities must lie between 1971 and 2105")
-		case s.Nanosecond() != 0 || e.Nanosecond() != 0:
-			return kwhouse.Invalid("invalid_interval", param+".start_time", "times are whole seconds")
 		}
-		order[i] = i
+		spans[i] = catalog.Span{Start: iv.StartTime.Time(), End: iv.EndTime.Time()}
 	}
-	sort.Slice(order, func(a, b int) bool { return ivs[order[a]].StartTime.Time().Before(ivs[order[b]].StartTime.Time()) })
-	for k := 1; k < len(order); k++ {
-		if ivs[order[k]].StartTime.Time().Before(ivs[order[k-1]].EndTime.Time()) {
-			return kwhouse.Invalid("overlapping_intensities", fmt.Sprintf("[%d].start_time", order[k]), "overlaps the interval at [%d]", order[k-1])
-		}
-	}
-	return nil
+	// The reads look back this far for an interval reaching into a window.
+	return catalog.CheckSpans(spans, maxInterval*time.Second, "intensities")
 }
 
 // Intervals returns the series' intervals in force during [from, to), in time order.

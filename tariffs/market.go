@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -222,7 +221,7 @@ func checkPrices(prices []MarketPrice) error {
 		return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "too_many_prices",
 			Message: fmt.Sprintf("at most %d prices per request", MaxPricesPerRequest)}
 	}
-	order := make([]int, len(prices))
+	spans := make([]catalog.Span, len(prices))
 	for i, p := range prices {
 		param := fmt.Sprintf("[%d]", i)
 		switch {
@@ -232,25 +231,10 @@ func checkPrices(prices []MarketPrice) error {
 			return kwhouse.Invalid("invalid_number", param+".price", "price must be finite")
 		case p.Confidence != nil && (*p.Confidence < 0 || *p.Confidence > 1):
 			return kwhouse.Invalid("invalid_number", param+".confidence", "confidence is 0..1")
-		case !p.EndTime.Time().After(p.StartTime.Time()):
-			return kwhouse.Invalid("invalid_interval", param+".end_time", "end_time must be after start_time")
-		case p.StartTime.Time().Year() < 1971 || p.EndTime.Time().Year() > 2105:
-			return kwhouse.Invalid("invalid_interval", param+".start_time", "prices must lie between 1971 and 2105")
-		case p.StartTime.Time().Nanosecond() != 0 || p.EndTime.Time().Nanosecond() != 0:
-			return kwhouse.Invalid("invalid_interval", param+".start_time", "times are whole seconds")
 		}
-		order[i] = i
+		spans[i] = catalog.Span{Start: p.StartTime.Time(), End: p.EndTime.Time()}
 	}
-	sort.Slice(order, func(a, b int) bool {
-		return prices[order[a]].StartTime.Time().Before(prices[order[b]].StartTime.Time())
-	})
-	for k := 1; k < len(order); k++ {
-		prev, cur := prices[order[k-1]], prices[order[k]]
-		if cur.StartTime.Time().Before(prev.EndTime.Time()) {
-			return kwhouse.Invalid("overlapping_prices", fmt.Sprintf("[%d].start_time", order[k]), "overlaps the interval at [%d]", order[k-1])
-		}
-	}
-	return nil
+	return catalog.CheckSpans(spans, 0, "prices")
 }
 
 // hasPriceAt reports whether the market has a price covering instant t.
