@@ -275,30 +275,44 @@ const touSchedule = `[{"months":["All"],"days_and_hours":[
  {"days":["Weekend"],"hours":[{"valid_from":"00:00:00","valid_to":"07:00:00","rate":[{"fixed":0.09}]},
    {"valid_from":"07:00:00","valid_to":"00:00:00","rate":[{"fixed":0.22}]}]}]}]`
 
+// loadChunk is how many locations' month of readings one insert carries: about 750,000
+// rows, so the loader and the server stay within a few GiB at 10,000 locations and more
+// (one insert of every location's month needed more than 8 GiB on the server).
+const loadChunk = 500
+
 // makeReadings inserts a year of half-hours for every location, month by month (an
-// insert may touch at most 100 day-partitions).
+// insert may touch at most 100 day-partitions) and loadChunk locations at a time.
 func makeReadings(ctx context.Context, a *app.App, fx *fixture) error {
 	for m := time.January; m <= time.December; m++ {
 		from := time.Date(2024, m, 1, 0, 0, 0, 0, time.UTC)
-		to := from.AddDate(0, 1, 0)
-		b, err := a.DB.Insert(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id,
-			device_id, direction, tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id,
-			record_reference_id, batch_id, version) VALUES`))
-		if err != nil {
-			return err
-		}
-		for i, loc := range fx.locations {
-			for t := from; t.Before(to); t = t.Add(30 * time.Minute) {
-				wh := 150 + float64((i*37+t.Hour()*11+t.Day()*7)%400)
-				if err := b.Append(fx.scope.AccountID, uint8(0), loc, "", "IMPORT", "IMPORT", t, t.Add(30*time.Minute), wh, 1.0, "", "", "bat_bench", uint64(1)); err != nil {
-					return err
-				}
+		for first := 0; first < len(fx.locations); first += loadChunk {
+			if err := insertReadings(ctx, a, fx, first, min(first+loadChunk, len(fx.locations)), from); err != nil {
+				return err
 			}
-		}
-		if err := b.Send(); err != nil {
-			return err
 		}
 		fmt.Printf("  %s loaded\n", m)
 	}
 	return nil
+}
+
+// insertReadings inserts the month from `from` of locations [first, last).
+func insertReadings(ctx context.Context, a *app.App, fx *fixture, first, last int, from time.Time) error {
+	to := from.AddDate(0, 1, 0)
+	b, err := a.DB.Insert(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id,
+		device_id, direction, tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id,
+		record_reference_id, batch_id, version) VALUES`))
+	if err != nil {
+		return err
+	}
+	for i := first; i < last; i++ {
+		loc := fx.locations[i]
+		for t := from; t.Before(to); t = t.Add(30 * time.Minute) {
+			wh := 150 + float64((i*37+t.Hour()*11+t.Day()*7)%400)
+			if err := b.Append(fx.scope.AccountID, uint8(0), loc, "", "IMPORT", "IMPORT", t, t.Add(30*time.Minute), wh, 1.0, "", "", "bat_bench", uint64(1)); err != nil {
+				_ = b.Abort()
+				return err
+			}
+		}
+	}
+	return b.Send()
 }
