@@ -201,6 +201,30 @@ func New() *viper.Viper {
 // Load reads the optional config file (or the one named by file) and decodes v into a
 // validated Config.
 func Load(v *viper.Viper, file string) (*Config, error) {
+	c, err := decode(v, file)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// LoadTool is Load for a command that serves no HTTP: see Config.ValidateTool.
+func LoadTool(v *viper.Viper, file string) (*Config, error) {
+	c, err := decode(v, file)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ValidateTool(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// decode reads the optional config file (or the one named by file) into a Config.
+func decode(v *viper.Viper, file string) (*Config, error) {
 	if file != "" {
 		v.SetConfigFile(file)
 	}
@@ -213,9 +237,6 @@ func Load(v *viper.Viper, file string) (*Config, error) {
 	var c Config
 	if err := v.Unmarshal(&c); err != nil {
 		return nil, fmt.Errorf("decode config: %w", err)
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
 	}
 	return &c, nil
 }

@@ -76,3 +76,20 @@ func TestAutoCompressionIsOffOnlyOnLoopback(t *testing.T) {
 		t.Errorf("lz4 asked for on loopback: got %s", got)
 	}
 }
+
+// Commands that serve no HTTP do not ask for the serving settings; every other bad value
+// still stops them.
+func TestToolsDoNotAskForServingSettings(t *testing.T) {
+	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", "")
+	t.Setenv("KWHOUSE_HTTP_ADDR", "nonsense")
+	if _, err := config.LoadTool(config.New(), ""); err != nil {
+		t.Fatalf("a tool's config without a JWT secret and with a bad http.addr: %v", err)
+	}
+	if _, err := config.Load(config.New(), ""); err == nil || !strings.Contains(err.Error(), "auth.jwt_secret") {
+		t.Fatalf("serve's config without a JWT secret: %v, want an error naming auth.jwt_secret", err)
+	}
+	t.Setenv("KWHOUSE_CLICKHOUSE_ADDR", "not an address")
+	if _, err := config.LoadTool(config.New(), ""); err == nil || !strings.Contains(err.Error(), "clickhouse.addr") {
+		t.Fatalf("a tool's bad clickhouse.addr: %v, want an error naming it", err)
+	}
+}

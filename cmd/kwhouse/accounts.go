@@ -21,7 +21,7 @@ func (c *cli) accountsCmd() *cobra.Command {
 
 // openAccounts opens the store with the schema applied.
 func (c *cli) openAccounts(cmd *cobra.Command) (*accounts.Store, func(), error) {
-	cfg, log, err := c.load()
+	cfg, log, err := c.load(false)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,7 +41,7 @@ go to a reject file (FILE.rejects.csv or FILE.rejects.ndjson) with the reason.`,
 			if !kwhouse.ValidID(kwhouse.PrefixAccount, f.account) {
 				return fmt.Errorf("--account must be an account id (acc_…)")
 			}
-			cfg, log, err := c.load()
+			cfg, log, err := c.load(false)
 			if err != nil {
 				return err
 			}

@@ -61,9 +61,14 @@ func bind(v *viper.Viper, cmd *cobra.Command, keys map[string]string) {
 	}
 }
 
-// load reads and validates the config and builds the logger.
-func (c *cli) load() (*config.Config, *slog.Logger, error) {
-	cfg, err := config.Load(c.v, c.file)
+// load reads and validates the config and builds the logger. A command that serves no HTTP
+// is not asked for the serving settings (auth.jwt_secret and the http.* keys).
+func (c *cli) load(serving bool) (*config.Config, *slog.Logger, error) {
+	load := config.LoadTool
+	if serving {
+		load = config.Load
+	}
+	cfg, err := load(c.v, c.file)
 	if err != nil {
 		return nil, nil, err
 	}

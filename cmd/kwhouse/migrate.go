@@ -12,7 +12,7 @@ func (c *cli) migrateCmd() *cobra.Command {
 		Use:   "migrate",
 		Short: "Create the database if missing and apply pending schema migrations",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, log, err := c.load()
+			cfg, log, err := c.load(false)
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ func (c *cli) serveCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Apply the schema and serve the API until SIGINT or SIGTERM",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, log, err := c.load()
+			cfg, log, err := c.load(true)
 			if err != nil {
 				return err
 			}
