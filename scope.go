@@ -21,3 +21,11 @@ func ScopeFrom(ctx context.Context) (Scope, bool) {
 	s, ok := ctx.Value(scopeKey{}).(Scope)
 	return s, ok
 }
+
+// LiveByte is the scope's mode as ClickHouse stores it in live_mode columns: 1 live, 0 test.
+func (s Scope) LiveByte() uint8 {
+	if s.LiveMode {
+		return 1
+	}
+	return 0
+}

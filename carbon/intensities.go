@@ -59,7 +59,7 @@ func (s *Store) PutIntensities(ctx context.Context, scope kwhouse.Scope, id stri
 	}
 	ver := uint64(s.now().UnixNano())
 	for i, iv := range ivs {
-		if err := b.Append(scope.AccountID, liveByte(scope), id, iv.StartTime.Time().UTC(), iv.EndTime.Time().UTC(),
+		if err := b.Append(scope.AccountID, scope.LiveByte(), id, iv.StartTime.Time().UTC(), iv.EndTime.Time().UTC(),
 			*iv.Intensity, ver+uint64(i)); err != nil {
 			return IntensitiesResult{}, fmt.Errorf("put intensities of %s: %w", id, err)
 		}
@@ -100,7 +100,7 @@ func (s *Store) Intervals(ctx context.Context, scope kwhouse.Scope, id string, f
 	if id == "" {
 		return nil, nil
 	}
-	rows, err := s.db.Query(ctx, intervalsStmt, scope.AccountID, liveByte(scope), id,
+	rows, err := s.db.Query(ctx, intervalsStmt, scope.AccountID, scope.LiveByte(), id,
 		uint32(max(from-maxInterval, 0)), uint32(to), uint32(from))
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("intensities of %s: %w", id, err))
@@ -117,11 +117,4 @@ func (s *Store) Intervals(ctx context.Context, scope kwhouse.Scope, id string, f
 		out = append(out, iv)
 	}
 	return out, chstore.Classify(rows.Err())
-}
-
-func liveByte(s kwhouse.Scope) uint8 {
-	if s.LiveMode {
-		return 1
-	}
-	return 0
 }

@@ -57,7 +57,7 @@ func insertBatches(ctx context.Context, db *chstore.DB, rows []batchRow) error {
 			_ = ins.Abort()
 			return fmt.Errorf("encode failed records of %s: %w", r.b.ID, err)
 		}
-		if err := ins.Append(r.scope.AccountID, liveByte(r.scope), r.b.ID, uint32(r.b.RecordsSubmitted),
+		if err := ins.Append(r.scope.AccountID, r.scope.LiveByte(), r.b.ID, uint32(r.b.RecordsSubmitted),
 			uint32(r.b.RecordsAccepted), uint32(r.b.RecordsProcessed), string(fj), r.b.TimeCreated); err != nil {
 			_ = ins.Abort()
 			return fmt.Errorf("save batch %s: %w", r.b.ID, err)
@@ -71,7 +71,7 @@ func (s *Service) Batch(ctx context.Context, scope kwhouse.Scope, id string) (Ba
 	b := Batch{ID: id, Object: "meter_batch", LiveMode: scope.LiveMode, AccountID: scope.AccountID}
 	var sub, acc, proc uint32
 	var failed string
-	err := s.db.QueryRow(ctx, getBatchStmt, scope.AccountID, liveByte(scope), id).
+	err := s.db.QueryRow(ctx, getBatchStmt, scope.AccountID, scope.LiveByte(), id).
 		Scan(&sub, &acc, &proc, &failed, &b.TimeCreated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Batch{}, kwhouse.NotFound("batch_id", id)
@@ -84,13 +84,6 @@ func (s *Service) Batch(ctx context.Context, scope kwhouse.Scope, id string) (Ba
 		return Batch{}, fmt.Errorf("decode failed records of %s: %w", id, err)
 	}
 	return b, nil
-}
-
-func liveByte(s kwhouse.Scope) uint8 {
-	if s.LiveMode {
-		return 1
-	}
-	return 0
 }
 
 var insertBatchesStmt = chstore.Register("ingest.insert_batches", `INSERT INTO meter_batches (account_id, live_mode, id,

@@ -174,7 +174,7 @@ func (s *Service) lastRegister(ctx context.Context, scope kwhouse.Scope, key Rec
 	var wh float64
 	db := s.writer.db
 	err := db.QueryRow(ctx, lastRegisterStmt,
-		scope.AccountID, liveByte(scope), key.LocationID, key.DeviceID, DirectionName(key.Direction),
+		scope.AccountID, scope.LiveByte(), key.LocationID, key.DeviceID, DirectionName(key.Direction),
 		DirectionName(key.TariffRate), regs[0].time).Scan(&t, &wh)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -198,7 +198,7 @@ func (s *Service) saveRegisters(ctx context.Context, scope kwhouse.Scope, key Re
 			continue
 		}
 		n++
-		if err := b.Append(scope.AccountID, liveByte(scope), key.LocationID, key.DeviceID, key.Direction,
+		if err := b.Append(scope.AccountID, scope.LiveByte(), key.LocationID, key.DeviceID, key.Direction,
 			key.TariffRate, time.Unix(r.time, 0).UTC(), r.wh, ver+uint64(i)); err != nil {
 			return fmt.Errorf("save register reading: %w", err)
 		}

@@ -36,7 +36,7 @@ func insertSeen(ctx context.Context, db *chstore.DB, rows []seenRow) error {
 		return chstore.Classify(fmt.Errorf("touch devices: %w", err))
 	}
 	for _, r := range rows {
-		if err := b.Append(r.scope.AccountID, liveByte(r.scope), r.device, r.at); err != nil {
+		if err := b.Append(r.scope.AccountID, r.scope.LiveByte(), r.device, r.at); err != nil {
 			_ = b.Abort()
 			return fmt.Errorf("touch device %s: %w", r.device, err)
 		}
@@ -50,7 +50,7 @@ func (s *Service) LastSeen(ctx context.Context, scope kwhouse.Scope, ids []strin
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.Query(ctx, lastSeenStmt, scope.AccountID, liveByte(scope), chstore.Set(ids))
+	rows, err := s.db.Query(ctx, lastSeenStmt, scope.AccountID, scope.LiveByte(), chstore.Set(ids))
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("last seen of devices: %w", err))
 	}

@@ -30,10 +30,7 @@ func newRows(n int) *Rows {
 func (r *Rows) Len() int { return len(r.version) }
 
 func (r *Rows) add(scope kwhouse.Scope, rec *Record, batch string, version uint64) {
-	live := uint8(0)
-	if scope.LiveMode {
-		live = 1
-	}
+	live := scope.LiveByte()
 	r.account = append(r.account, scope.AccountID)
 	r.live = append(r.live, live)
 	r.location = append(r.location, rec.LocationID)

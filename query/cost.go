@@ -122,10 +122,7 @@ func (a scopeArgs) named() []any {
 	if len(markets) == 0 {
 		markets = []string{"-"}
 	}
-	live := uint8(0)
-	if a.scope.LiveMode {
-		live = 1
-	}
+	live := a.scope.LiveByte()
 	in := a.instant
 	if in == nil {
 		in = &ingest.Record{}

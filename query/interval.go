@@ -206,10 +206,7 @@ func (c *Coster) resolveScope(ctx context.Context, scope kwhouse.Scope, req Cost
 
 // deviceLocations lists the locations of a device's records in the window (at most 2).
 func (c *Coster) deviceLocations(ctx context.Context, scope kwhouse.Scope, req CostRequest) ([]string, error) {
-	live := uint8(0)
-	if scope.LiveMode {
-		live = 1
-	}
+	live := scope.LiveByte()
 	rows, err := c.db.Query(ctx, deviceLocationsStmt,
 		scope.AccountID, live, req.ObjectID, req.Direction, uint32(req.Start.Unix()), uint32(req.End.Unix()))
 	if err != nil {

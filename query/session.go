@@ -19,10 +19,7 @@ func (c *Coster) Session(ctx context.Context, scope kwhouse.Scope, session strin
 	if direction == "" {
 		direction = "IMPORT"
 	}
-	live := uint8(0)
-	if scope.LiveMode {
-		live = 1
-	}
+	live := scope.LiveByte()
 	rows, err := c.db.Query(ctx, sessionStmt, scope.AccountID, live, session, direction)
 	if err != nil {
 		return EnergyCost{}, chstore.Classify(fmt.Errorf("find session %s: %w", session, err))

@@ -199,7 +199,7 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 		if p.Confidence != nil {
 			conf = *p.Confidence
 		}
-		if err := b.Append(scope.AccountID, liveByte(scope), id, p.StartTime.Time().UTC(), p.EndTime.Time().UTC(),
+		if err := b.Append(scope.AccountID, scope.LiveByte(), id, p.StartTime.Time().UTC(), p.EndTime.Time().UTC(),
 			*p.Price, conf, ver+uint64(i)); err != nil {
 			return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
 		}
@@ -242,7 +242,7 @@ func (s *Service) hasPriceAt(ctx context.Context, scope kwhouse.Scope, market st
 	var n uint64
 	at := time.Unix(t, 0).UTC()
 	err := s.db.QueryRow(ctx, countPricesStmt,
-		scope.AccountID, liveByte(scope), market, at, at.Add(-31*24*time.Hour), at).Scan(&n)
+		scope.AccountID, scope.LiveByte(), market, at, at.Add(-31*24*time.Hour), at).Scan(&n)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return false, chstore.Classify(fmt.Errorf("market %s price now: %w", market, err))
 	}

@@ -37,7 +37,7 @@ func (s *Service) MarketPrices(ctx context.Context, scope kwhouse.Scope, markets
 	if len(markets) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.Query(ctx, marketPricesStmt, scope.AccountID, liveByte(scope), chstore.Set(markets),
+	rows, err := s.db.Query(ctx, marketPricesStmt, scope.AccountID, scope.LiveByte(), chstore.Set(markets),
 		uint32(max(from-maxPriceInterval, 0)), uint32(to), uint32(from))
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("prices of markets %v from %s: %w", markets, time.Unix(from, 0).UTC(), err))

@@ -79,7 +79,7 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 }
 
 func (s *Service) loadYears(ctx context.Context, scope kwhouse.Scope, ids []string) error {
-	rows, err := s.db.Query(ctx, rateYearsStmt, scope.AccountID, liveByte(scope), chstore.Set(ids))
+	rows, err := s.db.Query(ctx, rateYearsStmt, scope.AccountID, scope.LiveByte(), chstore.Set(ids))
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("expanded years: %w", err))
 	}
@@ -127,7 +127,7 @@ func (s *Service) expandYear(ctx context.Context, scope kwhouse.Scope, t *Tariff
 		for i, u := range p.Bands.UpperWh {
 			hi[i] = finiteUpper(u)
 		}
-		if err := b.Append(scope.AccountID, liveByte(scope), t.ID, time.Unix(p.Start, 0).UTC(), time.Unix(p.End, 0).UTC(),
+		if err := b.Append(scope.AccountID, scope.LiveByte(), t.ID, time.Unix(p.Start, 0).UTC(), time.Unix(p.End, 0).UTC(),
 			time.Unix(p.TierStart, 0).UTC(), hi, p.Bands.Fixed, p.Bands.SurFix, p.Bands.SurPct, t.MarketID, ver); err != nil {
 			return fmt.Errorf("expand %s %d: %w", t.ID, year, err)
 		}
@@ -141,7 +141,7 @@ func (s *Service) expandYear(ctx context.Context, scope kwhouse.Scope, t *Tariff
 	if err != nil {
 		return chstore.Classify(fmt.Errorf("record year %d of %s: %w", year, t.ID, err))
 	}
-	if err := yb.Append(scope.AccountID, liveByte(scope), t.ID, uint16(year)); err != nil {
+	if err := yb.Append(scope.AccountID, scope.LiveByte(), t.ID, uint16(year)); err != nil {
 		return fmt.Errorf("record year %d of %s: %w", year, t.ID, err)
 	}
 	return chstore.Classify(yb.Send())
@@ -156,13 +156,6 @@ func finiteUpper(u float64) float64 {
 		return Unbounded
 	}
 	return u
-}
-
-func liveByte(s kwhouse.Scope) uint8 {
-	if s.LiveMode {
-		return 1
-	}
-	return 0
 }
 
 var rateYearsStmt = chstore.Register("tariffs.rate_years", `SELECT tariff_id, year FROM tariff_rate_years
