@@ -98,8 +98,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Limits = limits.New(cfg.Limits, a.Cache, log, reg)
 	ic := cfg.Ingest
-	a.Writer = ingest.NewWriter(db, ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
-		Flushers: ic.Flushers, QueueLength: ic.QueueLength, MaxHold: ic.FlushHold}, log)
+	a.Writer = ingest.NewWriter(db, writerConfig(ic), log)
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
 		Charge: a.Limits.TakeRecords}, now)
 	a.Catalog.SetDeviceActivity(a.Ingest)
@@ -220,8 +219,7 @@ func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loa
 		return nil, fmt.Errorf("apply schema: %w", err)
 	}
 	ic := cfg.Ingest
-	w := ingest.NewWriter(db, ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
-		Flushers: ic.Flushers, QueueLength: ic.QueueLength, MaxHold: ic.FlushHold}, log)
+	w := ingest.NewWriter(db, writerConfig(ic), log)
 	docs := docstore.New(db, docstore.NoCache{}, time.Now)
 	svc := ingest.NewService(w, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, time.Now)
 	return &Loader{Ingest: svc, DB: db, writer: w}, nil
@@ -231,4 +229,11 @@ func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loa
 func (l *Loader) Close() error {
 	l.writer.Close()
 	return l.DB.Close()
+}
+
+// writerConfig is the meter writer of the ingest settings (the service's and the bulk
+// loader's are the same).
+func writerConfig(ic config.Ingest) ingest.WriterConfig {
+	return ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
+		Flushers: ic.Flushers, QueueLength: ic.QueueLength, MaxHold: ic.FlushHold}
 }
