@@ -51,6 +51,14 @@ type Piece struct {
 	Covered    bool
 }
 
+// Confidence is 1 where an intensity is known, 0 where none is.
+func (p Piece) Confidence() float64 {
+	if p.Covered {
+		return 1
+	}
+	return 0
+}
+
 // Cut splits [s, e) at every interval boundary inside it: pieces in time order covering
 // [s, e) exactly, those without an intensity marked uncovered.
 func Cut(s, e int64, ivs []Interval) []Piece {

@@ -76,7 +76,7 @@ func (s *Store) ExistingIDs(ctx context.Context, scope kwhouse.Scope, kind strin
 func (s *Store) lookUpIDs(ctx context.Context, scope kwhouse.Scope, kind string, ids []string) (map[string]bool, error) {
 	if len(ids) >= scanFrom {
 		var size uint64
-		if err := s.db.QueryRow(ctx, kindSizeStmt, scope.AccountID, boolByte(scope.LiveMode), kind).Scan(&size); err != nil {
+		if err := s.db.QueryRow(ctx, kindSizeStmt, scope.AccountID, scope.LiveByte(), kind).Scan(&size); err != nil {
 			return nil, chstore.Classify(fmt.Errorf("count %s documents: %w", kind, err))
 		}
 		if size <= uint64(scanRatio*len(ids)) {
@@ -92,7 +92,7 @@ func (s *Store) scanIDs(ctx context.Context, scope kwhouse.Scope, kind string, i
 	for _, id := range ids {
 		asked[id] = true
 	}
-	all, err := s.queryIDs(ctx, allIDsStmt, scope.AccountID, boolByte(scope.LiveMode), kind)
+	all, err := s.queryIDs(ctx, allIDsStmt, scope.AccountID, scope.LiveByte(), kind)
 	if err != nil {
 		return nil, fmt.Errorf("scan %s ids: %w", kind, err)
 	}
@@ -115,7 +115,7 @@ func (s *Store) listIDs(ctx context.Context, scope kwhouse.Scope, kind string, i
 	for from := 0; from < len(ids); from += inChunk {
 		part := ids[from:min(from+inChunk, len(ids))]
 		g.Go(func() error {
-			got, err := s.queryIDs(ctx, existingStmt, scope.AccountID, boolByte(scope.LiveMode), kind, chstore.Set(part))
+			got, err := s.queryIDs(ctx, existingStmt, scope.AccountID, scope.LiveByte(), kind, chstore.Set(part))
 			if err != nil {
 				return fmt.Errorf("check %s ids: %w", kind, err)
 			}

@@ -75,7 +75,7 @@ func (s *Store) get(ctx context.Context, scope kwhouse.Scope, kind, id string) (
 }
 
 func (s *Store) query(ctx context.Context, scope kwhouse.Scope, kind string, st chstore.Statement, args ...any) ([]Doc, error) {
-	all := append([]any{scope.AccountID, boolByte(scope.LiveMode), kind}, args...)
+	all := append([]any{scope.AccountID, scope.LiveByte(), kind}, args...)
 	rows, err := s.db.Query(ctx, st, all...)
 	if err != nil {
 		return nil, chstore.Classify(err)

@@ -91,7 +91,7 @@ func (s *Store) insert(ctx context.Context, docs []Doc) error {
 		d := &docs[i]
 		d.Version = base + uint64(i)
 		f := d.Fields
-		if err := batch.Append(d.Scope.AccountID, boolByte(d.Scope.LiveMode), d.Kind, d.ID, d.Version,
+		if err := batch.Append(d.Scope.AccountID, d.Scope.LiveByte(), d.Kind, d.ID, d.Version,
 			boolByte(d.Deleted), uint64(d.CreatedUS), f.ReferenceID, f.CustomerID, f.LocationID,
 			f.ObjectID, f.EventType, f.Direction, f.TariffType, string(d.Body)); err != nil {
 			_ = batch.Abort()

@@ -103,7 +103,7 @@ func (c *Coster) Rates(ctx context.Context, scope kwhouse.Scope, req RatesReques
 		}
 		for _, piece := range carbon.Cut(p.Start, p.End, ivs) {
 			it.ValidFrom, it.ValidTo = unixTS(piece.Start), unixTS(piece.End)
-			it.Carbon = &RateCarbon{Intensity: Amount(piece.Intensity), Confidence: Amount(boolTo01(piece.Covered))}
+			it.Carbon = &RateCarbon{Intensity: Amount(piece.Intensity), Confidence: Amount(piece.Confidence())}
 			out.Data = append(out.Data, it)
 		}
 	}
@@ -125,13 +125,6 @@ func setRelativeCarbon(items []RateItem) {
 			it.Carbon.Relative = Amount((float64(it.Carbon.Intensity) - lo) / (hi - lo))
 		}
 	}
-}
-
-func boolTo01(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func directionOr(d string) string {

@@ -46,7 +46,7 @@ func yearsOf(from, to int64) []int {
 	return out
 }
 
-// EnsureExpanded makes sure the rate periods of ts cover [from, to).
+// ensureExpanded makes sure the stored rate periods of ts cover the calendar years of [from, to).
 func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []*Tariff, from, to int64) error {
 	years := yearsOf(from, to)
 	var ids []string
