@@ -62,19 +62,6 @@ func boolParams(c *gin.Context, dst map[string]*bool) error {
 	return nil
 }
 
-func (s *Server) tariffRates(c *gin.Context) (int, any, error) {
-	start, end, err := s.window(c)
-	if err != nil {
-		return 0, nil, err
-	}
-	req := query.RatesRequest{LocationID: c.Param("id"), Direction: c.Query("direction"), Start: start, End: end}
-	if err := boolParams(c, map[string]*bool{"include_tariff": &req.IncludeTariff, "include_carbon": &req.IncludeCarbon}); err != nil {
-		return 0, nil, err
-	}
-	out, err := s.deps.Coster.Rates(c.Request.Context(), scopeOf(c), req)
-	return http.StatusOK, out, err
-}
-
 func (s *Server) slotRequest(c *gin.Context) (query.SlotRequest, error) {
 	start, end, err := s.window(c)
 	if err != nil {

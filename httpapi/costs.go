@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/query"
+)
+
+// costWindow is the body of POST /costs/interval/{id}.
+type costWindow struct {
+	StartTime *time.Time `json:"start_time"`
+	EndTime   *time.Time `json:"end_time"`
+}
+
+func (s *Server) costInterval(c *gin.Context) (int, any, error) {
+	req, err := costRequest(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.ObjectID = c.Param("id")
+	if !kwhouse.ValidID(kwhouse.PrefixLocation, req.ObjectID) && !kwhouse.ValidID(kwhouse.PrefixDevice, req.ObjectID) {
+		return 0, nil, kwhouse.NotFound("id", req.ObjectID)
+	}
+	out, err := s.deps.Coster.Interval(c.Request.Context(), scopeOf(c), req)
+	return http.StatusOK, out, err
+}
+
+// costRequest reads the query parameters and the window of a cost request.
+func costRequest(c *gin.Context) (query.CostRequest, error) {
+	req := query.CostRequest{Direction: c.Query("direction"), Aggregation: c.Query("aggregation")}
+	if err := boolParams(c, map[string]*bool{"include_tariff": &req.IncludeTariff, "include_carbon": &req.IncludeCarbon}); err != nil {
+		return req, err
+	}
+	var w costWindow
+	if err := decodeBody(c, &w); err != nil {
+		return req, err
+	}
+	if w.StartTime != nil {
+		req.Start = w.StartTime.UTC()
+	}
+	if w.EndTime != nil {
+		req.End = w.EndTime.UTC()
+	}
+	return req, nil
+}
+
+func (s *Server) costSession(c *gin.Context) (int, any, error) {
+	var flags query.CostFlags
+	if err := boolParams(c, map[string]*bool{"include_tariff": &flags.IncludeTariff, "include_carbon": &flags.IncludeCarbon}); err != nil {
+		return 0, nil, err
+	}
+	out, err := s.deps.Coster.Session(c.Request.Context(), scopeOf(c), c.Param("id"), c.Query("direction"), flags)
+	return http.StatusOK, out, err
+}
+
+func (s *Server) costInstant(c *gin.Context) (int, any, error) {
+	var flags query.CostFlags
+	var nonPersistentQuery bool
+	if err := boolParams(c, map[string]*bool{"include_tariff": &flags.IncludeTariff, "include_carbon": &flags.IncludeCarbon,
+		"non_persistent": &nonPersistentQuery}); err != nil {
+		return 0, nil, err
+	}
+	body, err := readMeterBody(c, s.deps.MaxBodyBytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	var inBody struct {
+		NonPersistent *bool `json:"non_persistent"`
+	}
+	// Only non_persistent is read here; a malformed body is reported by the record parser.
+	_ = decodeLenient(body, &inBody)
+	nonPersistent := nonPersistentQuery || (inBody.NonPersistent != nil && *inBody.NonPersistent)
+	out, err := s.deps.Coster.Instant(c.Request.Context(), scopeOf(c), s.deps.Ingest, withoutNonPersistent(body), nonPersistent, flags)
+	return http.StatusOK, out, err
+}
