@@ -79,7 +79,7 @@ type costRow struct {
 }
 
 // scopeArgs are the bound values of one cost query.
-type scopeArgs struct {
+type costArgs struct {
 	scope     kwhouse.Scope
 	location  string
 	device    string
@@ -92,7 +92,7 @@ type scopeArgs struct {
 	instant   *ingest.Record // priced from the request instead of the table
 }
 
-func (a scopeArgs) named() []any {
+func (a costArgs) named() []any {
 	var tids, markets []string
 	var srcTid []string
 	var srcComp, srcFrom, srcTo []uint32
@@ -152,7 +152,7 @@ type costShape struct {
 	Comps                                   []componentArrays
 }
 
-func (c *Coster) run(ctx context.Context, a scopeArgs) ([]costRow, error) {
+func (c *Coster) run(ctx context.Context, a costArgs) ([]costRow, error) {
 	shape := costShape{Daily: a.daily, Instant: a.instant != nil, Markets: len(a.plan.Markets) > 0, Tiered: a.plan.Tiered,
 		Refs: !a.daily || a.session != ""}
 	args := a.named()

@@ -48,7 +48,7 @@ func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, ing *ingest.S
 	if err != nil {
 		return InstantCost{}, fmt.Errorf("zone of %s: %w", loc.ID, err)
 	}
-	a := scopeArgs{scope: scope, location: rec.LocationID, device: rec.DeviceID, direction: ingest.DirectionName(rec.Direction),
+	a := costArgs{scope: scope, location: rec.LocationID, device: rec.DeviceID, direction: ingest.DirectionName(rec.Direction),
 		w0: rec.Start, w1: rec.Start + 1, zone: loc.Timezone, instant: &rec}
 	if a.plan, err = c.tariffs.Plan(ctx, scope, rec.LocationID, a.w0, a.w1); err != nil {
 		return InstantCost{}, err

@@ -144,7 +144,7 @@ func (c *Coster) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	if err := req.validate(); err != nil {
 		return EnergyCost{}, err
 	}
-	args := scopeArgs{scope: scope, direction: req.Direction, session: req.Session, w0: req.Start.Unix(), w1: req.End.Unix(),
+	args := costArgs{scope: scope, direction: req.Direction, session: req.Session, w0: req.Start.Unix(), w1: req.End.Unix(),
 		daily: req.Aggregation != AggregationNone}
 	loc, err := c.resolveScope(ctx, scope, req, &args)
 	if err != nil {
@@ -180,7 +180,7 @@ func (c *Coster) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 }
 
 // resolveScope finds the location whose tariffs price the request and sets the record filter.
-func (c *Coster) resolveScope(ctx context.Context, scope kwhouse.Scope, req CostRequest, a *scopeArgs) (catalog.Location, error) {
+func (c *Coster) resolveScope(ctx context.Context, scope kwhouse.Scope, req CostRequest, a *costArgs) (catalog.Location, error) {
 	switch {
 	case kwhouse.ValidID(kwhouse.PrefixLocation, req.ObjectID):
 		a.location = req.ObjectID
@@ -243,7 +243,7 @@ func (c *Coster) newResponse(scope kwhouse.Scope, req CostRequest, loc catalog.L
 }
 
 // checkTariffs refuses to price records of a tariff_rate the location has no tariff of.
-func checkTariffs(rows []costRow, a scopeArgs) error {
+func checkTariffs(rows []costRow, a costArgs) error {
 	var imp, exp uint64
 	for _, r := range rows {
 		imp, exp = imp+r.NImport, exp+r.NExport

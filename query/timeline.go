@@ -73,7 +73,7 @@ func (c *Coster) timeline(ctx context.Context, r timelineRequest) (catalog.Locat
 // points fixed by the contracts, so a window's timeline is the same cut from any span
 // that holds it.
 func (c *Coster) loadSpan(ctx context.Context, r timelineRequest, zone string, s0, s1 int64) (priceSpan, error) {
-	a := scopeArgs{scope: r.scope, location: r.locationID, direction: r.direction, w0: s0, w1: s1, zone: zone}
+	a := costArgs{scope: r.scope, location: r.locationID, direction: r.direction, w0: s0, w1: s1, zone: zone}
 	var err error
 	if a.plan, err = c.tariffs.PlanPrices(ctx, r.scope, r.locationID, s0, s1); err != nil {
 		return priceSpan{}, err
