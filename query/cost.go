@@ -78,7 +78,8 @@ type costRow struct {
 	Carbon             carbon.Weighed // filled in Go when carbon is asked for
 }
 
-// scopeArgs are the bound values of one cost query.
+// costArgs are the arguments of one cost query: the scope, the records asked for, the
+// plan that prices them and how they are bucketed; named() binds them.
 type costArgs struct {
 	scope     kwhouse.Scope
 	location  string
