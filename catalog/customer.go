@@ -115,7 +115,7 @@ func (c *Catalog) customerLocations(ctx context.Context, scope kwhouse.Scope, id
 
 // ListCustomers lists customers newest first.
 func (c *Catalog) ListCustomers(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([]Customer, bool, error) {
-	docs, more, err := c.docs.List(ctx, scope, KindCustomer, q.docQuery(docstore.ColReferenceID))
+	docs, more, err := c.docs.List(ctx, scope, KindCustomer, q.docQuery(FilterReferenceID))
 	if err != nil {
 		return nil, false, err
 	}

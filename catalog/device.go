@@ -111,7 +111,7 @@ func (c *Catalog) loadDevice(ctx context.Context, scope kwhouse.Scope, id string
 
 // ListDevices lists devices newest first.
 func (c *Catalog) ListDevices(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([]Device, bool, error) {
-	docs, more, err := c.docs.List(ctx, scope, KindDevice, q.docQuery(docstore.ColReferenceID))
+	docs, more, err := c.docs.List(ctx, scope, KindDevice, q.docQuery(FilterReferenceID))
 	if err != nil {
 		return nil, false, err
 	}

@@ -38,7 +38,7 @@ func (c *Catalog) GetEvent(ctx context.Context, scope kwhouse.Scope, id string) 
 
 // ListEvents lists events of the last 90 days, newest first.
 func (c *Catalog) ListEvents(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([]Event, bool, error) {
-	dq := q.docQuery(docstore.ColEventType, docstore.ColObjectID)
+	dq := q.docQuery(FilterEventType, FilterObjectID)
 	dq.MinCreatedUS = c.eventsSince()
 	dq.Fixed, dq.Filters = dq.Filters, nil // an event is written once: its fields never change
 	docs, more, err := c.docs.List(ctx, scope, docstore.KindEvent, dq)

@@ -14,15 +14,27 @@ type ListQuery struct {
 	Limit         int
 	StartingAfter string
 	EndingBefore  string
-	Filters       map[docstore.Column]string
+	Filters       map[string]string // by filter name: FilterReferenceID, FilterCustomerID, …
 }
 
+// List filter names, as the API's query parameters spell them.
+const (
+	FilterReferenceID = "reference_id"
+	FilterCustomerID  = "customer_id"
+	FilterEventType   = "event_type"
+	FilterObjectID    = "object_id"
+)
+
+// filterColumns are the document columns the filters compare.
+var filterColumns = map[string]docstore.Column{FilterReferenceID: docstore.ColReferenceID,
+	FilterCustomerID: docstore.ColCustomerID, FilterEventType: docstore.ColEventType, FilterObjectID: docstore.ColObjectID}
+
 // docQuery keeps only the filters a kind allows.
-func (q ListQuery) docQuery(allowed ...docstore.Column) docstore.ListQuery {
+func (q ListQuery) docQuery(allowed ...string) docstore.ListQuery {
 	f := map[docstore.Column]string{}
-	for _, col := range allowed {
-		if v, ok := q.Filters[col]; ok {
-			f[col] = v
+	for _, name := range allowed {
+		if v, ok := q.Filters[name]; ok {
+			f[filterColumns[name]] = v
 		}
 	}
 	return docstore.ListQuery{Filters: f, Limit: q.Limit, StartingAfter: q.StartingAfter, EndingBefore: q.EndingBefore}

@@ -284,7 +284,7 @@ func (c *Catalog) LocationStatus(ctx context.Context, scope kwhouse.Scope, id st
 
 // ListLocations lists locations newest first.
 func (c *Catalog) ListLocations(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([]Location, bool, error) {
-	docs, more, err := c.docs.List(ctx, scope, KindLocation, q.docQuery(docstore.ColReferenceID, docstore.ColCustomerID))
+	docs, more, err := c.docs.List(ctx, scope, KindLocation, q.docQuery(FilterReferenceID, FilterCustomerID))
 	if err != nil {
 		return nil, false, err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
-	"github.com/kwhouse/kwhouse/docstore"
 )
 
 // deleted is the body of a successful DELETE (202 in the reference API).
@@ -74,7 +73,7 @@ func (s *Server) deleteCustomer(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) listCustomers(c *gin.Context) (int, any, error) {
-	q, err := listQuery(c, kwhouse.PrefixCustomer, map[string]docstore.Column{"reference_id": docstore.ColReferenceID})
+	q, err := listQuery(c, kwhouse.PrefixCustomer, catalog.FilterReferenceID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -125,8 +124,7 @@ func (s *Server) deleteLocation(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) listLocations(c *gin.Context) (int, any, error) {
-	q, err := listQuery(c, kwhouse.PrefixLocation, map[string]docstore.Column{
-		"reference_id": docstore.ColReferenceID, "customer_id": docstore.ColCustomerID})
+	q, err := listQuery(c, kwhouse.PrefixLocation, catalog.FilterReferenceID, catalog.FilterCustomerID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -177,7 +175,7 @@ func (s *Server) deleteDevice(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) listDevices(c *gin.Context) (int, any, error) {
-	q, err := listQuery(c, kwhouse.PrefixDevice, map[string]docstore.Column{"reference_id": docstore.ColReferenceID})
+	q, err := listQuery(c, kwhouse.PrefixDevice, catalog.FilterReferenceID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -195,8 +193,7 @@ func (s *Server) getEvent(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) listEvents(c *gin.Context) (int, any, error) {
-	q, err := listQuery(c, kwhouse.PrefixEvent, map[string]docstore.Column{
-		"event_type": docstore.ColEventType, "object_id": docstore.ColObjectID})
+	q, err := listQuery(c, kwhouse.PrefixEvent, catalog.FilterEventType, catalog.FilterObjectID)
 	if err != nil {
 		return 0, nil, err
 	}

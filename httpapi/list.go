@@ -7,7 +7,6 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
-	"github.com/kwhouse/kwhouse/docstore"
 )
 
 // Paging bounds of every list.
@@ -32,8 +31,8 @@ func newList[T any](c *gin.Context, data []T, more bool) listBody[T] {
 }
 
 // listQuery reads limit, the cursors and the filters a list allows.
-func listQuery(c *gin.Context, cursorPrefix string, filters map[string]docstore.Column) (catalog.ListQuery, error) {
-	q := catalog.ListQuery{Limit: defaultLimit, Filters: map[docstore.Column]string{}}
+func listQuery(c *gin.Context, cursorPrefix string, filters ...string) (catalog.ListQuery, error) {
+	q := catalog.ListQuery{Limit: defaultLimit, Filters: map[string]string{}}
 	if s, ok := c.GetQuery("limit"); ok {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxLimit {
@@ -50,9 +49,9 @@ func listQuery(c *gin.Context, cursorPrefix string, filters map[string]docstore.
 			return q, kwhouse.Invalid("invalid_cursor", param, "%q is not an id of this list", cur)
 		}
 	}
-	for param, col := range filters {
-		if v, ok := c.GetQuery(param); ok {
-			q.Filters[col] = v
+	for _, name := range filters {
+		if v, ok := c.GetQuery(name); ok {
+			q.Filters[name] = v
 		}
 	}
 	return q, nil

@@ -28,7 +28,7 @@ func (s *Server) getTariff(c *gin.Context) (int, any, error) {
 }
 
 func (s *Server) listTariffs(c *gin.Context) (int, any, error) {
-	lq, err := listQuery(c, kwhouse.PrefixTariff, nil)
+	lq, err := listQuery(c, kwhouse.PrefixTariff)
 	if err != nil {
 		return 0, nil, err
 	}
