@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/query"
 )
 
@@ -74,6 +75,15 @@ func (s *Server) costInstant(c *gin.Context) (int, any, error) {
 	// Only non_persistent is read here; a malformed body is reported by the record parser.
 	_ = decodeLenient(body, &inBody)
 	nonPersistent := nonPersistentQuery || (inBody.NonPersistent != nil && *inBody.NonPersistent)
-	out, err := s.deps.Coster.Instant(c.Request.Context(), scopeOf(c), s.deps.Ingest, withoutNonPersistent(body), nonPersistent, flags)
-	return http.StatusOK, out, err
+	record := withoutNonPersistent(body)
+	out, err := s.deps.Coster.Instant(c.Request.Context(), scopeOf(c), record, flags)
+	if err != nil || nonPersistent {
+		return http.StatusOK, out, err
+	}
+	// Priced, then stored as PUT /meters/interval would store it.
+	if _, err := s.deps.Ingest.SubmitInterval(c.Request.Context(), scopeOf(c), append(append([]byte("["), record...), ']'), ingest.JSONArray); err != nil {
+		return 0, nil, err
+	}
+	out.Persisted = true
+	return http.StatusOK, out, nil
 }

@@ -29,8 +29,9 @@ type InstantCost struct {
 	AccountID    string            `json:"account_id"`
 }
 
-// Instant prices one record given in the request; it is stored too unless nonPersistent.
-func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, ing *ingest.Service, body []byte, nonPersistent bool, flags CostFlags) (InstantCost, error) {
+// Instant prices one record given in the request (POST /costs/instant). It only prices:
+// storing the record (unless non_persistent) is the caller's, through ingest.
+func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, body []byte, flags CostFlags) (InstantCost, error) {
 	rec, err := ingest.ParseOne(body)
 	if err != nil {
 		return InstantCost{}, err
@@ -73,12 +74,6 @@ func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, ing *ingest.S
 		TariffRate: ingest.DirectionName(rec.TariffRate), CurrencyCode: loc.CurrencyCode, EnergyUnits: "WH",
 		CarbonUnits: carbon.Units, Request: json.RawMessage(body),
 		Data: its[0], TimeCreated: catalog.Timestamp(c.now()), AccountID: scope.AccountID}
-	if !nonPersistent {
-		if _, err := ing.SubmitInterval(ctx, scope, append(append([]byte("["), body...), ']'), ingest.JSONArray); err != nil {
-			return InstantCost{}, err
-		}
-		out.Persisted = true
-	}
 	return out, nil
 }
 
