@@ -5,7 +5,6 @@ package carbon
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -88,15 +87,11 @@ func (s *Store) Create(ctx context.Context, scope kwhouse.Scope, in SeriesInput)
 	}
 	changes := []catalog.Change{{Doc: doc, EventType: "carbon_series.create", EventData: se}}
 	if se.Default {
-		unlock, err := s.docs.Lock(ctx, fmt.Sprintf("carbon-default:%s:%t:%s", scope.AccountID, scope.LiveMode, se.CountryCode))
-		if err != nil {
-			return Series{}, kwhouse.Unavailable("the carbon series lock", err)
-		}
-		defer unlock()
-		old, err := s.demoteDefaults(ctx, scope, se.CountryCode)
+		old, unlock, err := catalog.ReplaceDefault[Series](ctx, s.docs, scope, KindSeries, se.CountryCode)
 		if err != nil {
 			return Series{}, err
 		}
+		defer unlock()
 		changes = append(changes, old...)
 	}
 	return se, catalog.Commit(ctx, s.docs, scope, changes...)
@@ -117,48 +112,15 @@ func (s *Store) DefaultFor(ctx context.Context, scope kwhouse.Scope, country str
 	if country == "" {
 		return "", nil
 	}
-	docs, err := s.defaults(ctx, scope, country)
+	docs, err := catalog.Defaults[Series](ctx, s.docs, scope, KindSeries, country)
 	if err != nil || len(docs) == 0 {
 		return "", err
 	}
 	return docs[0].ID, nil
 }
 
-func (s *Store) demoteDefaults(ctx context.Context, scope kwhouse.Scope, country string) ([]catalog.Change, error) {
-	docs, err := s.defaults(ctx, scope, country)
-	if err != nil {
-		return nil, err
-	}
-	var out []catalog.Change
-	for _, d := range docs {
-		var se Series
-		if err := d.DecodeBody(&se); err != nil {
-			return nil, err
-		}
-		se.Default = false
-		if d, err = docstore.WithBody(d, se); err != nil {
-			return nil, err
-		}
-		out = append(out, catalog.Change{Doc: d, EventType: "carbon_series.update", EventData: se})
-	}
-	return out, nil
-}
+// DefaultOf implements catalog.CountryDefault.
+func (se Series) DefaultOf() (string, bool) { return se.CountryCode, se.Default }
 
-// defaults returns the documents of the scope's default series of country, newest first.
-func (s *Store) defaults(ctx context.Context, scope kwhouse.Scope, country string) ([]docstore.Doc, error) {
-	docs, err := s.docs.ListAll(ctx, scope, KindSeries, docstore.ListQuery{})
-	if err != nil {
-		return nil, fmt.Errorf("list carbon series: %w", err)
-	}
-	var out []docstore.Doc
-	for _, d := range docs {
-		var se Series
-		if err := d.DecodeBody(&se); err != nil {
-			return nil, err
-		}
-		if se.Default && se.CountryCode == country {
-			out = append(out, d)
-		}
-	}
-	return out, nil
-}
+// ClearDefault implements catalog.CountryDefault.
+func (se *Series) ClearDefault() { se.Default = false }

@@ -96,59 +96,21 @@ func (s *Service) CreateMarket(ctx context.Context, scope kwhouse.Scope, in Mark
 	}
 	changes := []catalog.Change{{Doc: doc, EventType: "market.create", EventData: m}}
 	if m.Default {
-		unlock, err := s.docs.Lock(ctx, fmt.Sprintf("market-default:%s:%t:%s", scope.AccountID, scope.LiveMode, m.CountryCode))
-		if err != nil {
-			return Market{}, kwhouse.Unavailable("the market lock", err)
-		}
-		defer unlock()
-		old, err := s.demoteDefault(ctx, scope, m.CountryCode)
+		old, unlock, err := catalog.ReplaceDefault[Market](ctx, s.docs, scope, KindMarket, m.CountryCode)
 		if err != nil {
 			return Market{}, err
 		}
+		defer unlock()
 		changes = append(changes, old...)
 	}
 	return m, catalog.Commit(ctx, s.docs, scope, changes...)
 }
 
-// demoteDefault returns the changes that clear default on the country's default markets.
-func (s *Service) demoteDefault(ctx context.Context, scope kwhouse.Scope, country string) ([]catalog.Change, error) {
-	docs, err := s.defaultMarkets(ctx, scope, country)
-	if err != nil {
-		return nil, err
-	}
-	var out []catalog.Change
-	for _, d := range docs {
-		var m Market
-		if err := d.DecodeBody(&m); err != nil {
-			return nil, err
-		}
-		m.Default = false
-		if d, err = docstore.WithBody(d, m); err != nil {
-			return nil, err
-		}
-		out = append(out, catalog.Change{Doc: d, EventType: "market.update", EventData: m})
-	}
-	return out, nil
-}
+// DefaultOf implements catalog.CountryDefault.
+func (m Market) DefaultOf() (string, bool) { return m.CountryCode, m.Default }
 
-// defaultMarkets returns the documents of the scope's default markets of country, newest first.
-func (s *Service) defaultMarkets(ctx context.Context, scope kwhouse.Scope, country string) ([]docstore.Doc, error) {
-	docs, err := s.docs.ListAll(ctx, scope, KindMarket, docstore.ListQuery{})
-	if err != nil {
-		return nil, fmt.Errorf("list markets: %w", err)
-	}
-	var out []docstore.Doc
-	for _, d := range docs {
-		var m Market
-		if err := d.DecodeBody(&m); err != nil {
-			return nil, err
-		}
-		if m.Default && m.CountryCode == country {
-			out = append(out, d)
-		}
-	}
-	return out, nil
-}
+// ClearDefault implements catalog.CountryDefault.
+func (m *Market) ClearDefault() { m.Default = false }
 
 // defaultMarketOf returns the id of the default market of loc's country: 400
 // no_default_market when the account has none.
@@ -160,7 +122,7 @@ func (s *Service) defaultMarketOf(ctx context.Context, scope kwhouse.Scope, loc 
 	var docs []docstore.Doc
 	var err error
 	if country != "" {
-		if docs, err = s.defaultMarkets(ctx, scope, country); err != nil {
+		if docs, err = catalog.Defaults[Market](ctx, s.docs, scope, KindMarket, country); err != nil {
 			return "", err
 		}
 	}
