@@ -4,6 +4,7 @@ package benchkit
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"sort"
 	"time"
@@ -63,4 +64,25 @@ func defaultLimits() config.Limits {
 		panic(err)
 	}
 	return l
+}
+
+// StartFresh drops database db, starts kwhouse on it (warnings only on stderr, Redis keys
+// under prefix) and serves it: the setup of a benchmark that starts from nothing. close
+// stops the server and the app.
+func StartFresh(ctx context.Context, db, prefix string) (a *app.App, base string, close func(), err error) {
+	cfg := Config(db)
+	if err := DropDatabase(ctx, cfg.ClickHouse); err != nil {
+		return nil, "", nil, err
+	}
+	a, err = app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		app.Options{RedisPrefix: prefix})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	base, stop, err := Serve(ctx, a)
+	if err != nil {
+		a.Close()
+		return nil, "", nil, err
+	}
+	return a, base, func() { stop(); a.Close() }, nil
 }

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"log/slog"
 	"os"
 	"sort"
 	"strings"
@@ -44,17 +43,7 @@ func main() {
 
 func run(o options) error {
 	ctx := context.Background()
-	cfg := benchkit.Config("kwbench_load")
-	if err := benchkit.DropDatabase(ctx, cfg.ClickHouse); err != nil { // every run starts from an empty database
-		return err
-	}
-	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		app.Options{RedisPrefix: "kwbenchload:"})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	base, stop, err := benchkit.Serve(ctx, a)
+	a, base, stop, err := benchkit.StartFresh(ctx, "kwbench_load", "kwbenchload:") // every run starts from an empty database
 	if err != nil {
 		return err
 	}

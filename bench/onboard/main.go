@@ -10,14 +10,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"log/slog"
 	"os"
 	"runtime/pprof"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/chstore"
 )
@@ -41,17 +39,7 @@ func main() {
 
 func run(pairs int) error {
 	ctx := context.Background()
-	cfg := benchkit.Config("kwbench_onboard")
-	if err := benchkit.DropDatabase(ctx, cfg.ClickHouse); err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		app.Options{RedisPrefix: "kwbenchonboard:"})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	base, stop, err := benchkit.Serve(ctx, a)
+	a, base, stop, err := benchkit.StartFresh(ctx, "kwbench_onboard", "kwbenchonboard:")
 	if err != nil {
 		return err
 	}
