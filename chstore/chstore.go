@@ -32,12 +32,7 @@ type DB struct {
 // NewDB returns a DB that runs on engine, a server of version v.
 func NewDB(engine Engine, cfg config.ClickHouse, v driver.ServerVersion) *DB {
 	db := &DB{Database: cfg.Database, Cluster: cfg.Cluster, engine: engine, bulk: engine, version: v}
-	db.read, db.write = settingsFor(v, cfg)
-	db.background = Settings{}
-	for k, v := range db.read {
-		db.background[k] = v
-	}
-	db.background["priority"] = 2 // below every other query's 1
+	db.read, db.write, db.background = settingsFor(v, cfg)
 	return db
 }
 
@@ -105,9 +100,10 @@ func createDatabase(ctx context.Context, cfg config.ClickHouse) error {
 	return nil
 }
 
-// settingsFor returns the settings of serving reads and acknowledged writes. Settings the
-// server does not know are left out: 18.16 rejects a query carrying an unknown setting.
-func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write Settings) {
+// settingsFor returns the settings of serving reads, acknowledged writes and Background
+// reads (the serving reads at a lower priority). Settings the server does not know are
+// left out: 18.16 rejects a query carrying an unknown setting.
+func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write, background Settings) {
 	read = Settings{
 		"max_execution_time": int(cfg.MaxExecutionTime.Seconds()),
 		"max_memory_usage":   int(cfg.MaxMemoryUsage),
@@ -136,7 +132,13 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write Set
 	// Priorities: a query with a larger value is paused while one with a smaller value runs
 	// (0 would take a query out of the scheme); Background reads take 2.
 	read["priority"], write["priority"] = 1, 1
-	return read, write
+	background = Settings{"priority": 2}
+	for k, v := range read {
+		if k != "priority" {
+			background[k] = v
+		}
+	}
+	return read, write, background
 }
 
 // AtLeast reports whether v is major.minor or newer.

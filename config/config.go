@@ -201,30 +201,17 @@ func New() *viper.Viper {
 // Load reads the optional config file (or the one named by file) and decodes v into a
 // validated Config.
 func Load(v *viper.Viper, file string) (*Config, error) {
-	c, err := decode(v, file)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return load(v, file, (*Config).Validate)
 }
 
 // LoadTool is Load for a command that serves no HTTP: see Config.ValidateTool.
 func LoadTool(v *viper.Viper, file string) (*Config, error) {
-	c, err := decode(v, file)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.ValidateTool(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return load(v, file, (*Config).ValidateTool)
 }
 
-// decode reads the optional config file (or the one named by file) into a Config.
-func decode(v *viper.Viper, file string) (*Config, error) {
+// load reads the optional config file (or the one named by file) into a Config that
+// validate accepts.
+func load(v *viper.Viper, file string, validate func(*Config) error) (*Config, error) {
 	if file != "" {
 		v.SetConfigFile(file)
 	}
@@ -237,6 +224,9 @@ func decode(v *viper.Viper, file string) (*Config, error) {
 	var c Config
 	if err := v.Unmarshal(&c); err != nil {
 		return nil, fmt.Errorf("decode config: %w", err)
+	}
+	if err := validate(&c); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }

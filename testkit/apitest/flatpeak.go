@@ -25,13 +25,14 @@ var flatPeakJSON []byte
 
 var (
 	flatPeakOnce   sync.Once
+	flatPeakDoc    *openapi3.T
 	flatPeakRouter routers.Router
 	flatPeakErr    error
 )
 
-// FlatPeakRouter returns a router over FlatPeak's document with its documented
-// contradictions resolved (see docs/api.md, "Where FlatPeak's document contradicts itself").
-func FlatPeakRouter() (routers.Router, error) {
+// loadFlatPeak parses FlatPeak's document once, with its documented contradictions
+// resolved (docs/api.md, "FlatPeak wire compatibility"), and builds its router.
+func loadFlatPeak() (*openapi3.T, routers.Router, error) {
 	flatPeakOnce.Do(func() {
 		doc, err := openapi3.NewLoader().LoadFromData(flatPeakJSON)
 		if err != nil {
@@ -40,12 +41,19 @@ func FlatPeakRouter() (routers.Router, error) {
 		}
 		doc.Servers = nil // match any host
 		resolveFlatPeakContradictions(doc)
+		flatPeakDoc = doc
 		flatPeakRouter, flatPeakErr = gorillamux.NewRouter(doc)
 	})
-	return flatPeakRouter, flatPeakErr
+	return flatPeakDoc, flatPeakRouter, flatPeakErr
 }
 
-// flatPeakFinding is one way a response breaks FlatPeak's document, or "" when it does not.
+// FlatPeakRouter returns a router over FlatPeak's document (see loadFlatPeak).
+func FlatPeakRouter() (routers.Router, error) {
+	_, r, err := loadFlatPeak()
+	return r, err
+}
+
+// checkFlatPeak says how a response breaks FlatPeak's document, or "" when it does not.
 func checkFlatPeak(hr *http.Request, r Response) string {
 	router, err := FlatPeakRouter()
 	if err != nil {
@@ -99,9 +107,9 @@ func resolveFlatPeakContradictions(doc *openapi3.T) {
 
 // FlatPeakOperations lists FlatPeak's documented operations as "METHOD /path/{param}".
 func FlatPeakOperations() ([]string, error) {
-	doc, err := openapi3.NewLoader().LoadFromData(flatPeakJSON)
+	doc, _, err := loadFlatPeak()
 	if err != nil {
-		return nil, fmt.Errorf("load flatpeak document: %w", err)
+		return nil, err
 	}
 	var out []string
 	for path, item := range doc.Paths.Map() {
