@@ -127,6 +127,9 @@ func (c *Catalog) CreateLocation(ctx context.Context, scope kwhouse.Scope, in Lo
 	l := Location{ID: doc.ID, Object: "location", LiveMode: scope.LiveMode, AccountID: scope.AccountID,
 		TimeCreated: Timestamp(doc.Created())}
 	in.apply(&l)
+	// A new location has no tariffs yet: its status needs no read.
+	st := DisconnectedStatus()
+	l.TariffStatus, l.TariffElements = &st, []string{}
 	return l, c.saveLocation(ctx, scope, doc, &l, "location.create", in.Timezone == nil, in.CurrencyCode == nil)
 }
 
@@ -165,17 +168,16 @@ func (c *Catalog) saveLocation(ctx context.Context, scope kwhouse.Scope, doc doc
 		return err
 	}
 	defer unlock()
-	l.TariffStatus, l.TariffElements = nil, nil
+	stored := *l // the tariff-derived fields are never stored
+	stored.TariffStatus, stored.TariffElements = nil, nil
 	doc.Fields = docstore.Fields{ReferenceID: l.ReferenceID, CustomerID: l.CustomerID}
-	if doc, err = docstore.WithBody(doc, l); err != nil {
+	if doc, err = docstore.WithBody(doc, stored); err != nil {
 		return err
 	}
-	if event == "location.create" {
-		// A new location has no tariffs yet: no need to ask ClickHouse (one read less per create).
-		st := DisconnectedStatus()
-		l.TariffStatus, l.TariffElements = &st, []string{}
-	} else if err := c.renderLocation(ctx, scope, l); err != nil {
-		return err
+	if l.TariffStatus == nil {
+		if err := c.renderLocation(ctx, scope, l); err != nil {
+			return err
+		}
 	}
 	if err := Commit(ctx, c.docs, scope, Change{Doc: doc, EventType: event, EventData: l}); err != nil {
 		return fmt.Errorf("save location %s: %w", l.ID, err)
