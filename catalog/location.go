@@ -330,3 +330,23 @@ func tombstone(d docstore.Doc) docstore.Doc {
 	d.Deleted = true
 	return d
 }
+
+// LocationInfos returns every location of the scope as stored (as LocationInfo does for
+// one), of one customer when customerID is set, in one read.
+func (c *Catalog) LocationInfos(ctx context.Context, scope kwhouse.Scope, customerID string) ([]Location, error) {
+	q := docstore.ListQuery{}
+	if customerID != "" {
+		q.Filters = map[docstore.Column]string{docstore.ColCustomerID: customerID}
+	}
+	docs, err := c.docs.ListAll(ctx, scope, KindLocation, q)
+	if err != nil {
+		return nil, fmt.Errorf("locations: %w", err)
+	}
+	out := make([]Location, len(docs))
+	for i, d := range docs {
+		if err := d.DecodeBody(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

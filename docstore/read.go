@@ -189,19 +189,12 @@ func sortedColumns(m map[Column]string) []Column {
 }
 
 // ListAll returns every current document of a kind that matches lq's filters, newest
-// first, reading page after page (lq's cursors and limit are its own).
+// first, in one read (lq's cursors and limit are its own).
 func (s *Store) ListAll(ctx context.Context, scope kwhouse.Scope, kind string, lq ListQuery) ([]Doc, error) {
-	var out []Doc
-	lq.Limit, lq.StartingAfter, lq.EndingBefore = 100, "", ""
-	for {
-		docs, more, err := s.List(ctx, scope, kind, lq)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, docs...)
-		if !more || len(docs) == 0 {
-			return out, nil
-		}
-		lq.StartingAfter = docs[len(docs)-1].ID
-	}
+	lq.Limit, lq.StartingAfter, lq.EndingBefore = listAllLimit, "", ""
+	docs, _, err := s.List(ctx, scope, kind, lq)
+	return docs, err
 }
+
+// listAllLimit stands for "no limit" in ListAll's one read.
+const listAllLimit = 1<<31 - 2

@@ -94,41 +94,13 @@ type costArgs struct {
 }
 
 func (a costArgs) named() []any {
-	var tids, markets []string
-	var srcTid []string
-	var srcComp, srcFrom, srcTo []uint32
-	var srcConf []float64
-	active := []int32{0}
-	for comp, list := range a.plan.Sources {
-		if len(list) > 0 {
-			active = append(active, int32(comp))
-		}
-		for _, s := range list {
-			srcTid = append(srcTid, s.Tariff.ID)
-			srcComp = append(srcComp, uint32(comp))
-			srcFrom = append(srcFrom, uint32(s.From))
-			srcTo = append(srcTo, uint32(s.To))
-			srcConf = append(srcConf, s.Confidence)
-		}
-	}
-	tids = append(tids, a.plan.TariffIDs...)
-	markets = append(markets, a.plan.Markets...)
-	// Empty lists would be untyped in SQL; a value that matches nothing keeps the types.
-	if len(srcTid) == 0 {
-		srcTid, srcComp, srcFrom, srcTo, srcConf = []string{"-"}, []uint32{0}, []uint32{0}, []uint32{0}, []float64{0.5}
-	}
-	if len(tids) == 0 {
-		tids = []string{"-"}
-	}
-	if len(markets) == 0 {
-		markets = []string{"-"}
-	}
+	pb := bindPlans(map[string]tariffs.Plan{a.location: a.plan})
 	live := a.scope.LiveByte()
 	in := a.instant
 	if in == nil {
 		in = &ingest.Record{}
 	}
-	return []any{
+	return append([]any{
 		chstore.Named("i_rs", uint32(in.Start)), chstore.Named("i_re", uint32(in.End)),
 		chstore.Named("i_e", in.EnergyWh), chstore.Named("i_rc", in.Confidence), chstore.Named("i_tr", int32(in.TariffRate)),
 		chstore.Named("i_sess", in.SessionRef), chstore.Named("i_ref", in.RecordRef),
@@ -139,11 +111,65 @@ func (a costArgs) named() []any {
 		chstore.Named("lookback", uint32(max(a.plan.Lookback, 0))),
 		chstore.Named("range_from_pad", uint32(max(a.plan.RangeStart-32*86400, 0))),
 		chstore.Named("range_to", uint32(a.plan.RangeEnd)),
-		chstore.Named("tids", chstore.Set(tids)), chstore.Named("markets", chstore.Set(markets)),
-		chstore.Named("src_tid", srcTid), chstore.Named("src_comp", srcComp),
-		chstore.Named("src_from", srcFrom), chstore.Named("src_to", srcTo), chstore.Named("src_conf", srcConf),
-		chstore.Named("active", active), chstore.Named("tz", a.zone),
+		chstore.Named("active", pb.active[a.location]), chstore.Named("tz", a.zone),
+	}, pb.named()...)
+}
+
+// planBindings are the tariffs of several locations' plans as the arrays the "periods"
+// and "segments" templates of cost_segments.sql read.
+type planBindings struct {
+	tids, markets           []string
+	srcTid, srcLoc          []string
+	srcComp, srcFrom, srcTo []uint32
+	srcConf                 []float64
+	active                  map[string][]int32 // per location: 0 and the components with tariffs
+}
+
+// bindPlans lists the sources of plans (by location).
+func bindPlans(plans map[string]tariffs.Plan) planBindings {
+	var pb planBindings
+	pb.active = make(map[string][]int32, len(plans))
+	seen := map[string]bool{}
+	for loc, p := range plans {
+		active := []int32{0}
+		for _, comp := range allComponents {
+			list := p.Sources[comp]
+			if len(list) > 0 {
+				active = append(active, int32(comp))
+			}
+			for _, s := range list {
+				pb.srcTid, pb.srcLoc = append(pb.srcTid, s.Tariff.ID), append(pb.srcLoc, loc)
+				pb.srcComp, pb.srcConf = append(pb.srcComp, uint32(comp)), append(pb.srcConf, s.Confidence)
+				pb.srcFrom, pb.srcTo = append(pb.srcFrom, uint32(s.From)), append(pb.srcTo, uint32(s.To))
+			}
+		}
+		pb.active[loc] = active
+		pb.tids = append(pb.tids, p.TariffIDs...)
+		for _, m := range p.Markets {
+			if !seen[m] {
+				seen[m] = true
+				pb.markets = append(pb.markets, m)
+			}
+		}
 	}
+	return pb
+}
+
+// named binds the arrays; an empty list would be untyped in SQL, so a value that
+// matches nothing stands in for it.
+func (pb planBindings) named() []any {
+	orNone := func(l []string) []string {
+		if len(l) == 0 {
+			return []string{"-"}
+		}
+		return l
+	}
+	if len(pb.srcTid) == 0 {
+		pb.srcTid, pb.srcLoc, pb.srcComp, pb.srcFrom, pb.srcTo, pb.srcConf = []string{"-"}, []string{"-"}, []uint32{0}, []uint32{0}, []uint32{0}, []float64{0.5}
+	}
+	return []any{chstore.Named("tids", chstore.Set(orNone(pb.tids))), chstore.Named("markets", chstore.Set(orNone(pb.markets))),
+		chstore.Named("src_tid", pb.srcTid), chstore.Named("src_loc", pb.srcLoc), chstore.Named("src_comp", pb.srcComp),
+		chstore.Named("src_from", pb.srcFrom), chstore.Named("src_to", pb.srcTo), chstore.Named("src_conf", pb.srcConf)}
 }
 
 // costShape picks the parts of cost.sql a query needs.

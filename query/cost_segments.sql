@@ -1,7 +1,8 @@
 {{define "periods"}}
 -- Rate periods clipped to the sources that say which tariff prices which time of each
--- component, with the source's confidence (1 in contract, lower when extrapolated).
-SELECT src.2 AS comp, toUInt8(if(src.2 = 3, 2, 1)) AS ctr,
+-- component of each location, with the source's confidence (1 in contract, lower when
+-- extrapolated).
+SELECT src.6 AS loc, src.2 AS comp, toUInt8(if(src.2 = 3, 2, 1)) AS ctr,
     greatest(ps, src.3) AS ss, least(pe, src.4) AS se, tier, hi, fixed, sfix, spct, mkt, src.5 AS sconf
 FROM
 (
@@ -16,8 +17,8 @@ FROM
 ) AS periods
 ALL INNER JOIN
 (
-    SELECT arrayJoin(arrayMap((t, c, f, u, k) -> (t, toUInt8(c), toUInt32(f), toUInt32(u), toFloat64(k)),
-        @src_tid, @src_comp, @src_from, @src_to, @src_conf)) AS src, src.1 AS tid
+    SELECT arrayJoin(arrayMap((t, c, f, u, k, l) -> (t, toUInt8(c), toUInt32(f), toUInt32(u), toFloat64(k), l),
+        @src_tid, @src_comp, @src_from, @src_to, @src_conf, @src_loc)) AS src, src.1 AS tid
 ) AS sources USING tid
 WHERE pe > src.3 AND ps < src.4
 {{end}}
@@ -27,22 +28,22 @@ WHERE pe > src.3 AND ps < src.4
 -- interval, priced (market price + surcharge_fixed) × (1 + surcharge_percentage / 100).
 -- Time without a market price has no segment: the record's coverage check makes it 0
 -- with confidence 0.
-SELECT comp, ctr, ss, se, tier, hi, fixed AS price, sconf
+SELECT loc, comp, ctr, ss, se, tier, hi, fixed AS price, sconf
 FROM ({{template "periods" .}})
 WHERE mkt = ''
 {{- if .Markets}}
 UNION ALL
 -- 18.16 cannot capture a column that came through a JOIN inside a lambda: the market
 -- price enters arrayMap as an array of its own instead.
-SELECT comp, ctr, ss, se, tier, hi,
+SELECT loc, comp, ctr, ss, se, tier, hi,
     arrayMap((f, p, m) -> (m + f) * (1 + p / 100), sfix, spct, arrayResize([mp1], length(sfix), mp1)) AS price, sconf
 FROM
 (
-    SELECT comp, ctr, greatest(ss0, ms) AS ss, least(se0, me) AS se, tier, hi, sfix, spct, mp AS mp1,
+    SELECT loc, comp, ctr, greatest(ss0, ms) AS ss, least(se0, me) AS se, tier, hi, sfix, spct, mp AS mp1,
         least(sconf0, mc) AS sconf
     FROM
     (
-        SELECT comp, ctr, ss AS ss0, se AS se0, tier, hi, sfix, spct, sconf AS sconf0, mkt, arrayJoin({{hours "ss" "se"}}) AS hb
+        SELECT loc, comp, ctr, ss AS ss0, se AS se0, tier, hi, sfix, spct, sconf AS sconf0, mkt, arrayJoin({{hours "ss" "se"}}) AS hb
         FROM ({{template "periods" .}})
         WHERE mkt != ''
     ) AS periods

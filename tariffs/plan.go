@@ -2,9 +2,12 @@ package tariffs
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/docstore"
 )
 
 // Components of a price: which records they price (by tariff_rate) and which tariffs.
@@ -55,6 +58,56 @@ func (s *Service) plan(ctx context.Context, scope kwhouse.Scope, locationID stri
 	if err != nil {
 		return Plan{}, err
 	}
+	return planOf(ts, w0, end, counters), nil
+}
+
+// PlanFleet resolves the tariffs of many locations for records starting in [w0, w1), as
+// Plan does for each, from one read of the scope's tariffs.
+func (s *Service) PlanFleet(ctx context.Context, scope kwhouse.Scope, locationIDs []string, w0, w1 int64) (map[string]Plan, error) {
+	docs, err := s.docs.ListAll(ctx, scope, KindTariff, docstore.ListQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("tariffs of the fleet: %w", err)
+	}
+	byLocation := make(map[string][]Tariff, len(locationIDs))
+	for _, id := range locationIDs {
+		byLocation[id] = nil
+	}
+	for _, d := range docs {
+		var t Tariff
+		if err := d.DecodeBody(&t); err != nil {
+			return nil, err
+		}
+		if list, ok := byLocation[t.LocationID]; ok {
+			byLocation[t.LocationID] = append(list, t)
+		}
+	}
+	out := make(map[string]Plan, len(byLocation))
+	for id, ts := range byLocation {
+		out[id] = planOf(ts, w0, w1+maxRecordSpan, true)
+	}
+	return out, nil
+}
+
+// EnsureFleetRates makes sure the stored rate periods cover every plan's range (EnsureRates
+// for many plans, written in one batch).
+func (s *Service) EnsureFleetRates(ctx context.Context, scope kwhouse.Scope, plans map[string]Plan) error {
+	var ts []*Tariff
+	from, to := int64(math.MaxInt64), int64(0)
+	for _, p := range plans {
+		ts = append(ts, p.tariffs...)
+		if len(p.tariffs) > 0 {
+			from, to = min(from, p.RangeStart-32*86400), max(to, p.RangeEnd)
+		}
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	return s.ensureExpanded(ctx, scope, ts, from, to)
+}
+
+// planOf builds the plan of one location's tariffs ts for records starting from w0 and
+// reaching until end; counters says whether tier counters must run.
+func planOf(ts []Tariff, w0, end int64, counters bool) Plan {
 	p := Plan{Sources: map[int][]Source{}, Lookback: w0}
 	byComp := map[int][]*Tariff{}
 	markets := map[string]bool{}
@@ -86,7 +139,7 @@ func (s *Service) plan(ctx context.Context, scope kwhouse.Scope, locationID stri
 		p.Sources[comp] = sources(list, p.RangeStart, end)
 		p.tariffs = append(p.tariffs, list...)
 	}
-	return p, nil
+	return p
 }
 
 func componentOf(t *Tariff) int {

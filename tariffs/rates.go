@@ -64,18 +64,30 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 	if err := s.loadYears(ctx, scope, ids); err != nil {
 		return err
 	}
+	var todo []tariffYear
 	for _, t := range ts {
 		for _, y := range years {
-			if s.years.has(t.ID, y) {
-				continue
+			if !s.years.has(t.ID, y) {
+				todo = append(todo, tariffYear{t, y})
 			}
-			if err := s.expandYear(ctx, scope, t, y); err != nil {
-				return err
-			}
-			s.years.add(t.ID, y)
 		}
 	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := s.expandYears(ctx, scope, todo); err != nil {
+		return err
+	}
+	for _, ty := range todo {
+		s.years.add(ty.t.ID, ty.year)
+	}
 	return nil
+}
+
+// tariffYear is one UTC calendar year of a tariff's rate periods.
+type tariffYear struct {
+	t    *Tariff
+	year int
 }
 
 func (s *Service) loadYears(ctx context.Context, scope kwhouse.Scope, ids []string) error {
@@ -108,20 +120,46 @@ func (t *Tariff) Periods(from, to int64) ([]Period, error) {
 	return expand(rules, loc, t.TierPeriod, from, to), nil
 }
 
-// expandYear writes the periods of one UTC year, then records the year as done: a crash
-// between the two only means the year is written again (same rows, replaced).
-func (s *Service) expandYear(ctx context.Context, scope kwhouse.Scope, t *Tariff, year int) error {
-	from := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	to := time.Date(year+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+// expandYears writes the periods of the given years in one batch, then records the years
+// as done in another: a crash between the two only means the years are written again
+// (same rows, replaced).
+func (s *Service) expandYears(ctx context.Context, scope kwhouse.Scope, todo []tariffYear) error {
+	b, err := s.db.Insert(ctx, insertRatesStmt)
+	if err != nil {
+		return chstore.Classify(fmt.Errorf("expand rates: %w", err))
+	}
+	ver := uint64(s.now().UnixNano())
+	for _, ty := range todo {
+		if err := appendYear(b, scope, ty, ver); err != nil {
+			return err
+		}
+	}
+	if err := b.Send(); err != nil {
+		return chstore.Classify(fmt.Errorf("expand rates: %w", err))
+	}
+	// INSERT … VALUES with bound values through Exec would leave 18.16 waiting for a data
+	// block over the native protocol: every insert goes through a batch.
+	yb, err := s.db.Insert(ctx, insertRateYearsStmt)
+	if err != nil {
+		return chstore.Classify(fmt.Errorf("record expanded years: %w", err))
+	}
+	for _, ty := range todo {
+		if err := yb.Append(scope.AccountID, scope.LiveByte(), ty.t.ID, uint16(ty.year)); err != nil {
+			return fmt.Errorf("record year %d of %s: %w", ty.year, ty.t.ID, err)
+		}
+	}
+	return chstore.Classify(yb.Send())
+}
+
+// appendYear adds the periods of one UTC year of a tariff to batch b.
+func appendYear(b chstore.Batch, scope kwhouse.Scope, ty tariffYear, ver uint64) error {
+	t := ty.t
+	from := time.Date(ty.year, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	to := time.Date(ty.year+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 	periods, err := t.Periods(from, to)
 	if err != nil {
 		return err
 	}
-	b, err := s.db.Insert(ctx, insertRatesStmt)
-	if err != nil {
-		return chstore.Classify(fmt.Errorf("expand %s %d: %w", t.ID, year, err))
-	}
-	ver := uint64(s.now().UnixNano())
 	for _, p := range periods {
 		hi := make([]float64, len(p.Bands.UpperWh))
 		for i, u := range p.Bands.UpperWh {
@@ -129,22 +167,10 @@ func (s *Service) expandYear(ctx context.Context, scope kwhouse.Scope, t *Tariff
 		}
 		if err := b.Append(scope.AccountID, scope.LiveByte(), t.ID, time.Unix(p.Start, 0).UTC(), time.Unix(p.End, 0).UTC(),
 			time.Unix(p.TierStart, 0).UTC(), hi, p.Bands.Fixed, p.Bands.SurFix, p.Bands.SurPct, t.MarketID, ver); err != nil {
-			return fmt.Errorf("expand %s %d: %w", t.ID, year, err)
+			return fmt.Errorf("expand %s %d: %w", t.ID, ty.year, err)
 		}
 	}
-	if err := b.Send(); err != nil {
-		return chstore.Classify(fmt.Errorf("expand %s %d: %w", t.ID, year, err))
-	}
-	// INSERT … VALUES with bound values through Exec would leave 18.16 waiting for a data
-	// block over the native protocol: every insert goes through a batch.
-	yb, err := s.db.Insert(ctx, insertRateYearsStmt)
-	if err != nil {
-		return chstore.Classify(fmt.Errorf("record year %d of %s: %w", year, t.ID, err))
-	}
-	if err := yb.Append(scope.AccountID, scope.LiveByte(), t.ID, uint16(year)); err != nil {
-		return fmt.Errorf("record year %d of %s: %w", year, t.ID, err)
-	}
-	return chstore.Classify(yb.Send())
+	return nil
 }
 
 // Unbounded is the stored upper bound of an open-ended band (Float64 +inf does not survive
