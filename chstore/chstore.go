@@ -110,6 +110,9 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write, ba
 		// JOINs are written with explicit ALL/ANY strictness; this keeps any missing one an error
 		// on old servers and the same meaning on new ones.
 		"join_use_nulls": 0,
+		// A fleet cost query names its locations and their tariff sources (about 150 bytes a
+		// location): more than the 256 KiB default takes for a thousand locations.
+		"max_query_size": MaxQuerySize,
 	}
 	write = Settings{
 		"max_execution_time": int(cfg.MaxExecutionTime.Seconds()),
@@ -140,6 +143,9 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write, ba
 	}
 	return read, write, background
 }
+
+// MaxQuerySize is the largest query text a serving read may send.
+const MaxQuerySize = 8 << 20
 
 // AtLeast reports whether v is major.minor or newer.
 func AtLeast(v driver.ServerVersion, major, minor uint64) bool {

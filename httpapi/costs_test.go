@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,8 +129,91 @@ func (e *costEnv) cost(id, query, start, end string) costBody {
 	}
 	var c costBody
 	r.JSON(e.t, &c)
+	e.fleetAgrees(id, query, start, end, c)
 	return c
 }
+
+// fleetAgrees checks that POST /costs/fleet gives, for the object of an interval answer,
+// the same buckets, records and money (DESIGN §10): every hand-computed interval test is
+// a fleet test too.
+func (e *costEnv) fleetAgrees(id, query, start, end string, c costBody) {
+	e.t.Helper()
+	q, _ := url.ParseQuery(strings.TrimPrefix(query, "?"))
+	agg := q.Get("aggregation")
+	if agg == "" {
+		agg = "NONE"
+	}
+	group := "location"
+	if strings.HasPrefix(id, "dev_") {
+		group = "device"
+	}
+	body := map[string]any{"start_time": start, "end_time": end, "aggregation": agg, "group_by": group,
+		"location_ids": []string{e.loc}}
+	if d := q.Get("direction"); d != "" {
+		body["direction"] = d
+	}
+	r := e.do("POST", "/costs/fleet", body)
+	if r.Status != 200 {
+		e.t.Fatalf("fleet for %s%s: %d %s", id, query, r.Status, r.Body)
+	}
+	var f fleetBody
+	r.JSON(e.t, &f)
+	var rows []fleetRow
+	for _, row := range f.Data {
+		if row.LocationID == id || row.DeviceID == id {
+			rows = append(rows, row)
+		}
+	}
+	if agg == "NONE" {
+		if len(c.Data) == 0 {
+			if len(rows) != 0 {
+				e.t.Errorf("fleet for %s: rows %+v for a window without records", id, rows)
+			}
+			return
+		}
+		if len(rows) != 1 || !close6(rows[0].Energy.Value, c.Energy.Value) || !close6(rows[0].Tariff.Value, c.Tariff.Value) ||
+			!close6(rows[0].Tariff.Confidence, c.Tariff.Confidence) || rows[0].StartTime != start || rows[0].EndTime != end {
+			e.t.Errorf("fleet for %s: %+v, interval total %v Wh %v conf %v", id, rows, c.Energy.Value, c.Tariff.Value, c.Tariff.Confidence)
+		}
+		return
+	}
+	if len(rows) != len(c.Data) {
+		e.t.Fatalf("fleet for %s%s: %d rows, interval %d items: %s", id, query, len(rows), len(c.Data), r.Body)
+	}
+	for i, it := range c.Data {
+		got := rows[i]
+		if got.StartTime != it.StartTime || got.EndTime != it.EndTime || !close6(got.Energy.Value, it.Energy.Value) ||
+			!close6(got.Tariff.Value, it.Tariff.Value) || !close6(got.Tariff.Confidence, it.Tariff.Confidence) {
+			e.t.Errorf("fleet for %s%s row %d: %+v, interval %+v", id, query, i, got, it)
+		}
+	}
+}
+
+// fleetBody is a fleet_cost answer as the tests read it.
+type fleetBody struct {
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor"`
+	Data       []fleetRow
+	Skipped    struct {
+		Count int
+		Data  []struct{ ID, Code string }
+	}
+}
+
+type fleetRow struct {
+	LocationID   string `json:"location_id"`
+	DeviceID     string `json:"device_id"`
+	CustomerID   string `json:"customer_id"`
+	Date         string `json:"date"`
+	StartTime    string `json:"start_time"`
+	EndTime      string `json:"end_time"`
+	CurrencyCode string `json:"currency_code"`
+	Energy       energyBody
+	Tariff       struct{ Value, Confidence float64 }
+}
+
+// close6 compares money or energy as the API writes it (6 decimals).
+func close6(a, b float64) bool { return math.Abs(a-b) < 1.5e-6 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 

@@ -127,6 +127,7 @@ func (s *Server) routes() {
 	a.GET("/carbon/series/:id", s.wrap(s.getCarbonSeries))
 	a.POST("/costs/interval/:id", s.admitQuery, s.wrap(s.costInterval))
 	a.POST("/costs/session/:id", s.admitQuery, s.wrap(s.costSession))
+	a.POST("/costs/fleet", s.admitQuery, s.costFleet)
 	a.POST("/costs/instant", s.wrap(s.costInstant))
 	a.GET("/tariffs/rates/:id", s.wrap(s.tariffRates))
 	a.GET("/slots/threshold/:id", s.wrap(s.slotsThreshold))

@@ -1,0 +1,279 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+)
+
+// Fleet request values (DESIGN §10).
+const (
+	GroupLocation = "location"
+	GroupDevice   = "device"
+	GroupCustomer = "customer"
+
+	OrderID         = "id"
+	OrderCostDesc   = "cost_desc"
+	OrderCostAsc    = "cost_asc"
+	OrderEnergyDesc = "energy_desc"
+
+	// FleetAggregationNone is the request's spelling of "one row per group".
+	FleetAggregationNone = "NONE"
+)
+
+// Fleet request limits.
+const (
+	MaxFleetLocations = 10000
+	MaxFleetLimit     = 10000
+	DefaultFleetLimit = 1000
+	maxFleetSkipped   = 100
+)
+
+// FleetRequest is the body of POST /costs/fleet.
+type FleetRequest struct {
+	Start, End    time.Time
+	Direction     string
+	Aggregation   string // NONE (default), DAY or MONTH
+	GroupBy       string // location (default), device or customer
+	CustomerID    string
+	LocationIDs   []string
+	LocationsSet  bool // location_ids was given (an empty list selects nothing)
+	Order         string
+	Limit         int
+	StartingAfter string
+	All           bool // every row in one answer (CSV): no paging
+}
+
+// FleetCost is the fleet_cost response.
+type FleetCost struct {
+	Object      string            `json:"object"`
+	LiveMode    bool              `json:"live_mode"`
+	Direction   string            `json:"direction"`
+	Aggregation string            `json:"aggregation"`
+	GroupBy     string            `json:"group_by"`
+	StartTime   catalog.Timestamp `json:"start_time"`
+	EndTime     catalog.Timestamp `json:"end_time"`
+	HasMore     bool              `json:"has_more"`
+	NextCursor  *string           `json:"next_cursor"`
+	Data        []FleetRow        `json:"data"`
+	Skipped     FleetSkipped      `json:"skipped"`
+	AccountID   string            `json:"account_id"`
+}
+
+// FleetRow is one group's cost in one bucket.
+type FleetRow struct {
+	Object       string             `json:"object"`
+	LocationID   string             `json:"location_id,omitempty"`
+	DeviceID     string             `json:"device_id,omitempty"`
+	CustomerID   string             `json:"customer_id,omitempty"`
+	Date         string             `json:"date,omitempty"`
+	StartTime    *catalog.Timestamp `json:"start_time,omitempty"`
+	EndTime      *catalog.Timestamp `json:"end_time,omitempty"`
+	CurrencyCode string             `json:"currency_code"`
+	Energy       EnergyValue        `json:"energy"`
+	Tariff       TariffValue        `json:"tariff"`
+	key          fleetKey
+	wh, money    float64 // unrounded, for ordering and sums
+}
+
+// FleetSkipped lists the objects with records in the window that cannot be priced.
+type FleetSkipped struct {
+	Count int           `json:"count"`
+	Data  []SkippedItem `json:"data"`
+}
+
+// SkippedItem is one object left out of a fleet answer and why.
+type SkippedItem struct {
+	ID   string `json:"id"`
+	Code string `json:"code"`
+}
+
+// fleetKey identifies a row: its group, date and currency.
+type fleetKey struct {
+	group, date, currency string
+}
+
+// Validate checks the request and fills in its defaults.
+func (r *FleetRequest) Validate() error {
+	r.defaults()
+	var bad *kwhouse.Error
+	switch {
+	case r.Direction != "IMPORT" && r.Direction != "EXPORT":
+		bad = kwhouse.Invalid("invalid_value", "direction", "direction must be IMPORT or EXPORT")
+	case r.Aggregation != FleetAggregationNone && r.Aggregation != AggregationDay && r.Aggregation != AggregationMonth:
+		bad = kwhouse.Invalid("invalid_value", "aggregation", "aggregation must be NONE, DAY or MONTH")
+	case r.GroupBy != GroupLocation && r.GroupBy != GroupDevice && r.GroupBy != GroupCustomer:
+		bad = kwhouse.Invalid("invalid_value", "group_by", "group_by must be location, device or customer")
+	case r.Order != OrderID && r.Order != OrderCostDesc && r.Order != OrderCostAsc && r.Order != OrderEnergyDesc:
+		bad = kwhouse.Invalid("invalid_value", "order", "order must be id, cost_desc, cost_asc or energy_desc")
+	case r.Limit < 1 || r.Limit > MaxFleetLimit:
+		bad = kwhouse.Invalid("invalid_value", "limit", "limit must be between 1 and %d", MaxFleetLimit)
+	case len(r.LocationIDs) > MaxFleetLocations:
+		bad = kwhouse.Invalid("too_many_locations", "location_ids", "location_ids may name at most %d locations", MaxFleetLocations)
+	case r.CustomerID != "" && !kwhouse.ValidID(kwhouse.PrefixCustomer, r.CustomerID):
+		bad = kwhouse.Invalid("invalid_value", "customer_id", "customer_id must be a customer id (cus_…)")
+	case r.Start.IsZero():
+		bad = kwhouse.Invalid("parameter_missing", "start_time", "start_time is required")
+	}
+	if bad != nil {
+		return bad
+	}
+	for _, id := range r.LocationIDs {
+		if !kwhouse.ValidID(kwhouse.PrefixLocation, id) {
+			return kwhouse.Invalid("invalid_value", "location_ids", "%q is not a location id (loc_…)", id)
+		}
+	}
+	if _, err := parseCursor(r.StartingAfter); err != nil {
+		return err
+	}
+	return checkWindow(r.Start, r.End, MaxCostWindow, "400 days")
+}
+
+func (r *FleetRequest) defaults() {
+	if r.Direction == "" {
+		r.Direction = "IMPORT"
+	}
+	if r.Aggregation == "" {
+		r.Aggregation = FleetAggregationNone
+	}
+	if r.GroupBy == "" {
+		r.GroupBy = GroupLocation
+	}
+	if r.Order == "" {
+		r.Order = OrderID
+	}
+	if r.Limit == 0 {
+		r.Limit = DefaultFleetLimit
+	}
+}
+
+// Fleet prices the records of many locations or devices at once (POST /costs/fleet).
+func (c *Coster) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetRequest) (FleetCost, error) {
+	if err := req.Validate(); err != nil {
+		return FleetCost{}, err
+	}
+	out := FleetCost{Object: "fleet_cost", LiveMode: scope.LiveMode, Direction: req.Direction, Aggregation: req.Aggregation,
+		GroupBy: req.GroupBy, StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End),
+		Data: []FleetRow{}, Skipped: FleetSkipped{Data: []SkippedItem{}}, AccountID: scope.AccountID}
+	locs, err := c.fleetLocations(ctx, scope, req)
+	if err != nil || len(locs) == 0 {
+		return out, err
+	}
+	ids := make([]string, 0, len(locs))
+	for id := range locs {
+		ids = append(ids, id)
+	}
+	plans, err := c.tariffs.PlanFleet(ctx, scope, ids, req.Start.Unix(), req.End.Unix())
+	if err != nil {
+		return FleetCost{}, err
+	}
+	if err := c.tariffs.EnsureFleetRates(ctx, scope, plans); err != nil {
+		return FleetCost{}, err
+	}
+	sums, err := c.fleetSums(ctx, scope, req, locs, plans)
+	if err != nil {
+		return FleetCost{}, err
+	}
+	rows, skipped := fleetRows(req, sums, locs, plans)
+	out.Skipped.Count = len(skipped)
+	out.Skipped.Data = skipped[:min(len(skipped), maxFleetSkipped)]
+	sortFleet(rows, req.Order)
+	out.Data, out.HasMore, out.NextCursor = pageFleet(rows, req)
+	return out, nil
+}
+
+// fleetLocations returns the request's locations by id: all of the scope, of a customer,
+// or those named (every one must exist); with group_by customer, only customers' ones.
+func (c *Coster) fleetLocations(ctx context.Context, scope kwhouse.Scope, req FleetRequest) (map[string]catalog.Location, error) {
+	if req.CustomerID != "" {
+		if _, err := c.catalog.GetCustomer(ctx, scope, req.CustomerID); err != nil {
+			if kwhouse.KindOf(err) == kwhouse.KindNotFound {
+				return nil, kwhouse.Invalid("resource_missing", "customer_id", "no such customer: %s", req.CustomerID)
+			}
+			return nil, err
+		}
+	}
+	all, err := c.catalog.LocationInfos(ctx, scope, req.CustomerID)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]catalog.Location, len(all))
+	for _, l := range all {
+		if req.GroupBy != GroupCustomer || l.CustomerID != "" {
+			byID[l.ID] = l
+		}
+	}
+	if !req.LocationsSet {
+		return byID, nil
+	}
+	out := make(map[string]catalog.Location, len(req.LocationIDs))
+	for _, id := range req.LocationIDs {
+		l, ok := byID[id]
+		if !ok && req.CustomerID == "" && req.GroupBy != GroupCustomer {
+			return nil, kwhouse.Invalid("resource_missing", "location_ids", "no such location: %s", id)
+		}
+		if ok {
+			out[id] = l
+		}
+	}
+	return out, nil
+}
+
+// sortFleet orders rows by req's order, ties by group id, date and currency.
+func sortFleet(rows []FleetRow, order string) {
+	sort.SliceStable(rows, func(i, j int) bool { return fleetLess(rows[i], rows[j], order) })
+}
+
+// fleetLess is the order of rows; a cursor row compares the same way.
+func fleetLess(a, b FleetRow, order string) bool {
+	switch va, vb := orderValue(a, order), orderValue(b, order); {
+	case va < vb:
+		return true
+	case va > vb:
+		return false
+	}
+	if a.key.group != b.key.group {
+		return a.key.group < b.key.group
+	}
+	if a.key.date != b.key.date {
+		return a.key.date < b.key.date
+	}
+	return a.key.currency < b.key.currency
+}
+
+// orderValue is the figure a row sorts by first (0 for id order); descending orders negate it.
+func orderValue(r FleetRow, order string) float64 {
+	switch order {
+	case OrderCostDesc:
+		return -r.money
+	case OrderCostAsc:
+		return r.money
+	case OrderEnergyDesc:
+		return -r.wh
+	}
+	return 0
+}
+
+// pageFleet returns the page of sorted rows after the request's cursor.
+func pageFleet(rows []FleetRow, req FleetRequest) ([]FleetRow, bool, *string) {
+	from := 0
+	if req.StartingAfter != "" {
+		cur, _ := parseCursor(req.StartingAfter) // checked in Validate
+		from = sort.Search(len(rows), func(i int) bool { return fleetLess(cur, rows[i], req.Order) })
+	}
+	rows = append([]FleetRow{}, rows[from:]...) // never null in JSON
+	if req.All || len(rows) <= req.Limit {
+		return rows, false, nil
+	}
+	next := cursorOf(rows[req.Limit-1])
+	return rows[:req.Limit], true, &next
+}
+
+// String names a row in logs and errors.
+func (r FleetRow) String() string {
+	return fmt.Sprintf("%s %s %s", r.key.group, r.key.date, r.key.currency)
+}

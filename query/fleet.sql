@@ -1,0 +1,114 @@
+{{define "fleet"}}
+-- Energy cost of many locations' (or devices') records, summed per group and bucket
+-- (local day, local month or the whole window) in one read of the records. Prices come
+-- from the "segments" of cost_segments.sql, the definition every cost path shares.
+-- Per-record figures are never materialised: a bucket's money is the sum of its pieces;
+-- its confidence is the least of its records' and pieces' confidences, or 0 when a
+-- component with tariffs leaves some second of a record unpriced (segments of one
+-- component never overlap, so covered seconds fall short of record seconds exactly then).
+SELECT loc, dev, {{template "fleet_key" .}} AS k,
+    sumIf(e, comp = 0) AS energy, sum(xm) AS money, sumIf(xm, comp != 2) AS money_com, sumIf(xm, comp = 2) AS money_non,
+    least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1))
+        OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
+        OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
+    countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export
+FROM
+(
+{{- if .Tiered}}
+    {{template "fleet_tiered" .}}
+{{- else}}
+    {{template "fleet_single" .}}
+{{- end}}
+)
+GROUP BY loc, dev, k
+ORDER BY loc, dev, k
+{{end}}
+
+{{define "fleet_key"}}
+{{- if eq .Aggregation "DAY"}}toUInt32(toStartOfDay(toDateTime(rs), @tz))
+{{- else if eq .Aggregation "MONTH"}}toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz), @tz))
+{{- else}}toUInt32(0){{end}}
+{{- end}}
+
+{{define "fleet_records"}}
+-- The fleet's meter records (location-level, or devices'), with the components that have
+-- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
+-- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
+SELECT loc, dev, rid, rs, re, e, rc, tr, tr AS ctr, is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
+    arrayJoin(arrayPushBack({{hours "rs" "re"}}, toUInt32(0))) AS hb
+FROM
+(
+    SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
+        toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
+        toUInt8(dir = @dir AND rs >= @w0) AS is_out
+    FROM
+    (
+        -- The latest version of each reading (argMax, not FINAL: see cost_records.sql).
+        SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
+            toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
+            argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
+        FROM meter_records
+        WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+            AND device_id {{if .Devices}}!={{else}}={{end}} ''
+{{- if not .Tiered}}
+            AND direction = @dir
+{{- end}}
+            AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+        GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
+    )
+    -- Each location's own tier lookback: records before it run no counter of its window.
+    WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
+)
+{{end}}
+
+{{define "fleet_segments"}}
+-- Price segments of the fleet's locations by the UTC hours they cover.
+SELECT loc, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb
+FROM ({{template "segments" .}})
+{{end}}
+
+{{define "fleet_single"}}
+-- Untiered: each record split at every price segment it meets, priced where it lies.
+SELECT loc, dev, rs, re, comp, act, tr, e,
+    if(comp = 0, rc, least(rc, sconf)) AS xc,
+    if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
+    if(comp = 0, toInt64(re - rs), 0) AS xlen,
+    if(comp = 0, 0., e * xcov / (re - rs) * price[1] / 1000) AS xm
+FROM ({{template "fleet_records" .}}) AS recs
+ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (loc, ctr, hb)
+WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
+{{end}}
+
+{{define "fleet_tiered"}}
+-- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
+-- (a group of its own: comp 0 holds the records themselves and prices nothing).
+SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
+    -- The counter runs over [cum - wh, cum): the part inside each band [lo, hi) costs the
+    -- band's price per kWh (lambdas take cum and wh as arrays: 18.16 captures no column here).
+    arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p,
+        it.9, arrayPopBack(arrayPushFront(it.9, 0.)), it.10,
+        arrayResize([cum], length(it.9), cum), arrayResize([it.8], length(it.9), it.8))) / 1000 AS xm
+FROM
+(
+    SELECT loc, dev, comp, any(act) AS act,
+        -- Counters run in time order (ties by record) within one tier period.
+        arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArray((toUInt64(ps) * 4294967296 + rid % 4294967296,
+            (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), xcov, if(comp = 0, toInt64(re - rs), 0),
+             wh, hi, price, is_out))))) AS items
+    FROM
+    (
+        SELECT loc, dev, rid, rs, re, e, rc, tr, is_out, act, comp, tier, hi, price, sconf,
+            if(comp = 0, rs, greatest(rs, ss)) AS ps,
+            if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
+            if(comp = 0, 0., e * xcov / (re - rs)) AS wh
+        FROM ({{template "fleet_records" .}}) AS recs
+        ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (loc, ctr, hb)
+        WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
+    )
+    GROUP BY loc, dev, comp, tier
+)
+ARRAY JOIN
+    items AS it,
+    arrayCumSum(arrayMap(x -> x.8, items)) AS cum
+WHERE it.11 = 1
+{{end}}

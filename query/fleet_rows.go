@@ -1,0 +1,134 @@
+package query
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+// fleetRows turns the priced sums into the answer's rows and lists the objects that
+// cannot be priced (as POST /costs/interval would refuse them), in id order.
+func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem) {
+	objectOf := func(s fleetSum) string {
+		if req.GroupBy == GroupDevice {
+			return s.Dev
+		}
+		return s.Loc
+	}
+	refused := map[string]string{} // object → code
+	where := map[string]string{}   // device → its location in the window
+	var nImport, nExport = map[string]uint64{}, map[string]uint64{}
+	for _, s := range sums {
+		obj := objectOf(s)
+		nImport[obj+"|"+s.Loc] += s.NImport
+		nExport[obj+"|"+s.Loc] += s.NExport
+		if l, ok := where[obj]; ok && l != s.Loc {
+			refused[obj] = "ambiguous_location"
+		}
+		where[obj] = s.Loc
+	}
+	for k, n := range nImport {
+		obj, loc := splitPair(k)
+		if (n > 0 && !plans[loc].HasImport) || (nExport[k] > 0 && !plans[loc].HasExport) {
+			if refused[obj] == "" {
+				refused[obj] = "no_tariff_connected"
+			}
+		}
+	}
+	var rows []FleetRow
+	for _, s := range sums {
+		obj := objectOf(s)
+		if refused[obj] != "" {
+			continue
+		}
+		rows = append(rows, fleetRow(req, s, obj, locs[s.Loc]))
+	}
+	if req.GroupBy == GroupCustomer {
+		rows = byCustomer(rows, locs, refused)
+	}
+	return rows, skippedList(refused)
+}
+
+// splitPair splits "object|location".
+func splitPair(k string) (string, string) {
+	for i := len(k) - 1; i >= 0; i-- {
+		if k[i] == '|' {
+			return k[:i], k[i+1:]
+		}
+	}
+	return k, ""
+}
+
+// fleetRow is one sum as an answer row of group object obj.
+func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location) FleetRow {
+	r := FleetRow{Object: "fleet_cost_row", CurrencyCode: loc.CurrencyCode, Energy: energyOf(s.Energy),
+		Tariff: TariffValue{Value: Amount(s.Money), Confidence: Amount(s.Confidence)}, wh: s.Energy, money: s.Money}
+	if req.GroupBy == GroupDevice {
+		r.DeviceID = obj
+	} else {
+		r.LocationID = obj
+	}
+	start, end := req.Start, req.End
+	if req.Aggregation != FleetAggregationNone {
+		zone, err := time.LoadLocation(loc.Timezone)
+		if err != nil {
+			zone = time.UTC // a stored location's zone always loads
+		}
+		t := time.Unix(int64(s.Key), 0).In(zone)
+		start = t
+		if req.Aggregation == AggregationDay {
+			r.Date, end = t.Format("2006-01-02"), time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, zone)
+		} else {
+			r.Date, end = t.Format("2006-01"), time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, zone)
+		}
+	}
+	st, en := catalog.Timestamp(start.UTC()), catalog.Timestamp(end.UTC())
+	r.StartTime, r.EndTime = &st, &en
+	r.key = fleetKey{group: obj, date: r.Date, currency: r.CurrencyCode}
+	return r
+}
+
+// byCustomer sums location rows into their customers' rows with the same date and
+// currency; a customer with a location that cannot be priced is refused as a whole.
+func byCustomer(rows []FleetRow, locs map[string]catalog.Location, refused map[string]string) []FleetRow {
+	for loc, code := range refused {
+		if cu := locs[loc].CustomerID; cu != "" {
+			refused[cu] = code
+		}
+		delete(refused, loc)
+	}
+	idx := map[fleetKey]int{}
+	var out []FleetRow
+	for _, r := range rows {
+		cu := locs[r.LocationID].CustomerID
+		if refused[cu] != "" {
+			continue
+		}
+		k := fleetKey{group: cu, date: r.Date, currency: r.CurrencyCode}
+		i, ok := idx[k]
+		if !ok {
+			idx[k], i = len(out), len(out)
+			out = append(out, FleetRow{Object: r.Object, CustomerID: cu, Date: r.Date, CurrencyCode: r.CurrencyCode,
+				Tariff: TariffValue{Confidence: 1}, key: k})
+		}
+		c := &out[i]
+		c.wh, c.money = c.wh+r.wh, c.money+r.money
+		c.Energy, c.Tariff.Value = energyOf(c.wh), Amount(c.money)
+		c.Tariff.Confidence = Amount(math.Min(float64(c.Tariff.Confidence), float64(r.Tariff.Confidence)))
+	}
+	return out
+}
+
+// skippedList lists refused objects in id order.
+func skippedList(refused map[string]string) []SkippedItem {
+	out := make([]SkippedItem, 0, len(refused))
+	for id, code := range refused {
+		out = append(out, SkippedItem{ID: id, Code: code})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}

@@ -1,0 +1,128 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+var fleetStmt = chstore.Register("query.fleet", "fleet.sql: the records of many locations priced and summed per group and bucket")
+
+// fleetChunk bounds the locations one fleet query prices: its price segments are held in
+// one hash table (about 750 rows a location for a month of hourly segments), so memory
+// per query stays bounded however large the fleet.
+const fleetChunk = 1000
+
+// fleetSum is one row of fleet.sql: a location's or device's records in one bucket.
+type fleetSum struct {
+	Loc, Dev           string
+	Key                uint32
+	Energy, Money      float64
+	MoneyCom, MoneyNon float64
+	Confidence         float64
+	NImport, NExport   uint64
+}
+
+// fleetShape picks the parts of fleet.sql a query needs.
+type fleetShape struct {
+	Aggregation              string
+	Devices, Tiered, Markets bool
+}
+
+// fleetBatch is a set of locations one query prices: one zone (local days and months are
+// the zone's), tiered or not (tier counters need the records' order), at most fleetChunk.
+type fleetBatch struct {
+	zone   string
+	tiered bool
+	ids    []string
+}
+
+// fleetSums prices the records of locs, batch by batch.
+func (c *Coster) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	var out []fleetSum
+	for _, b := range fleetBatches(locs, plans) {
+		sums, err := c.fleetQuery(ctx, scope, req, b, plans)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sums...)
+	}
+	return out, nil
+}
+
+// fleetBatches splits locations by zone and tiering, in id order, into chunks.
+func fleetBatches(locs map[string]catalog.Location, plans map[string]tariffs.Plan) []fleetBatch {
+	ids := make([]string, 0, len(locs))
+	for id := range locs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	open := map[[2]string]int{} // (zone, tiered) → index of its batch being filled
+	var out []fleetBatch
+	for _, id := range ids {
+		b := fleetBatch{zone: locs[id].Timezone, tiered: plans[id].Tiered}
+		k := [2]string{b.zone, fmt.Sprint(b.tiered)}
+		i, ok := open[k]
+		if !ok || len(out[i].ids) >= fleetChunk {
+			out, i = append(out, b), len(out)
+			open[k] = i
+		}
+		out[i].ids = append(out[i].ids, id)
+	}
+	return out
+}
+
+// fleetQuery runs fleet.sql for one batch.
+func (c *Coster) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
+	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	sub := make(map[string]tariffs.Plan, len(b.ids))
+	bits, lookbacks := make([]uint16, len(b.ids)), make([]uint32, len(b.ids))
+	w0, w1 := req.Start.Unix(), req.End.Unix()
+	lookback, rangeTo := w0, w1
+	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered}
+	for i, id := range b.ids {
+		p := plans[id]
+		sub[id] = p
+		for _, comp := range allComponents {
+			if len(p.Sources[comp]) > 0 {
+				bits[i] |= 1 << (comp - 1)
+			}
+		}
+		lookbacks[i] = uint32(p.Lookback)
+		lookback, rangeTo = min(lookback, p.Lookback), max(rangeTo, p.RangeEnd)
+		shape.Markets = shape.Markets || len(p.Markets) > 0
+	}
+	args := append(bindPlans(sub).named(),
+		chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
+		chstore.Named("locs", chstore.Set(b.ids)), chstore.Named("dir", req.Direction),
+		chstore.Named("w0", uint32(w0)), chstore.Named("w1", uint32(w1)), chstore.Named("lookback", uint32(lookback)),
+		chstore.Named("range_from_pad", uint32(max(lookback-32*86400, 0))), chstore.Named("range_to", uint32(rangeTo)),
+		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits),
+		chstore.Named("lookbacks", lookbacks))
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, "fleet", shape); err != nil {
+		return nil, fmt.Errorf("render fleet query: %w", err)
+	}
+	rows, err := c.db.Query(ctx, fleetStmt.With(buf.String()), args...)
+	if err != nil {
+		return nil, chstore.Classify(fmt.Errorf("fleet cost query: %w", err))
+	}
+	defer rows.Close()
+	var out []fleetSum
+	for rows.Next() {
+		var s fleetSum
+		if err := rows.Scan(&s.Loc, &s.Dev, &s.Key, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
+			&s.NImport, &s.NExport); err != nil {
+			return nil, fmt.Errorf("scan fleet row: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, chstore.Classify(rows.Err())
+}
