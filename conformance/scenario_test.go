@@ -276,6 +276,21 @@ func costSteps(r *run) {
 	r.call("cost charger", "POST", "/costs/interval/{dev}?aggregation=DAY", window)
 	r.call("cost market", "POST", "/costs/interval/{ny}?aggregation=DAY&include_tariff=true", map[string]any{"start_time": "2024-03-10T00:00:00Z", "end_time": "2024-03-12T00:00:00Z"})
 	r.call("cost past contract", "POST", "/costs/interval/{loc}", map[string]any{"start_time": "2024-12-01T00:00:00Z", "end_time": "2024-12-03T00:00:00Z"})
+	fleet := map[string]any{"start_time": "2024-03-30T00:00:00Z", "end_time": "2024-04-02T00:00:00Z"}
+	r.call("fleet", "POST", "/costs/fleet", fleet)
+	for _, extra := range []map[string]any{{"aggregation": "DAY"}, {"aggregation": "MONTH", "group_by": "device", "direction": "EXPORT"},
+		{"aggregation": "DAY", "group_by": "customer", "order": "cost_desc"}} {
+		body := map[string]any{}
+		for k, v := range fleet {
+			body[k] = v
+		}
+		for k, v := range extra {
+			body[k] = v
+		}
+		r.call(fmt.Sprintf("fleet %v", extra), "POST", "/costs/fleet", body)
+	}
+	r.call("fleet market", "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-10T00:00:00Z", "end_time": "2024-03-12T00:00:00Z",
+		"aggregation": "DAY", "location_ids": []string{"{ny}"}})
 	r.call("session", "POST", "/costs/session/S1", nil)
 	instant := map[string]any{"location_id": "{loc}", "device_id": "{dev}", "start_time": "2024-04-05T18:00:00Z",
 		"end_time": "2024-04-05T19:00:00Z", "units": "KWH", "value": 1, "non_persistent": true}

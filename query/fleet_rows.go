@@ -48,7 +48,7 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 		rows = append(rows, fleetRow(req, s, obj, locs[s.Loc]))
 	}
 	if req.GroupBy == GroupCustomer {
-		rows = byCustomer(rows, locs, refused)
+		rows, refused = byCustomer(rows, locs, refused)
 	}
 	return rows, skippedList(refused)
 }
@@ -94,13 +94,14 @@ func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location) Fl
 
 // byCustomer sums location rows into their customers' rows with the same date and
 // currency; a customer with a location that cannot be priced is refused as a whole.
-func byCustomer(rows []FleetRow, locs map[string]catalog.Location, refused map[string]string) []FleetRow {
+func byCustomer(rows []FleetRow, locs map[string]catalog.Location, refused map[string]string) ([]FleetRow, map[string]string) {
+	customers := map[string]string{}
 	for loc, code := range refused {
 		if cu := locs[loc].CustomerID; cu != "" {
-			refused[cu] = code
+			customers[cu] = code
 		}
-		delete(refused, loc)
 	}
+	refused = customers
 	idx := map[fleetKey]int{}
 	var out []FleetRow
 	for _, r := range rows {
@@ -120,7 +121,7 @@ func byCustomer(rows []FleetRow, locs map[string]catalog.Location, refused map[s
 		c.Energy, c.Tariff.Value = energyOf(c.wh), Amount(c.money)
 		c.Tariff.Confidence = Amount(math.Min(float64(c.Tariff.Confidence), float64(r.Tariff.Confidence)))
 	}
-	return out
+	return out, refused
 }
 
 // skippedList lists refused objects in id order.
