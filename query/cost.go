@@ -56,6 +56,8 @@ type Coster struct {
 	costArrays *tariffs.EpochMemo[costArrays]
 	// prices holds recent reads of market prices, shared by the locations of a market.
 	prices *tariffs.EpochMemo[map[string][]tariffs.MarketInterval]
+	// joinOnly prices every window through the JOIN of cost.sql (tests compare the paths).
+	joinOnly bool
 }
 
 // NewCoster returns a Coster.
@@ -183,7 +185,7 @@ func (c *Coster) run(ctx context.Context, a costArgs) ([]costRow, error) {
 	shape := costShape{Daily: a.daily, Instant: a.instant != nil, Markets: len(a.plan.Markets) > 0, Tiered: a.plan.Tiered,
 		Refs: !a.daily || a.session != ""}
 	args := a.named()
-	if !a.plan.Tiered {
+	if !a.plan.Tiered && !c.joinOnly {
 		arrays, err := c.arraySegments(ctx, a)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,257 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/query"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
+)
+
+// The window crosses both daylight-saving changes of 2024's spring (US Mar 10, EU Mar 31)
+// and a month end.
+var crossFrom, crossTo = time.Date(2024, 3, 8, 0, 0, 0, 0, time.UTC), time.Date(2024, 4, 3, 0, 0, 0, 0, time.UTC)
+
+// TestEveryCostPathPricesRandomFleetsAlike prices random tariffs (time-of-use with
+// wrap-around hours and negative prices, day and month tiers, market prices with
+// surcharges and gaps, non-commodity, contracts that start inside the window) and random
+// records (straddling price changes, DST days, four zones) through every path — the
+// interval's array path, its JOIN path and the fleet query — and requires the same money,
+// energy and confidence to 1e-6 for every record, day, month and window.
+// KWHOUSE_TEST_SEED repeats a run.
+func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("KWHOUSE_TEST_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	t.Logf("seed %d (KWHOUSE_TEST_SEED repeats it)", seed)
+	rng := rand.New(rand.NewSource(seed))
+	api := apitest.Start(t, apitest.Options{})
+	acc := api.NewAccount("crosspath")
+	g := &generator{t: t, rng: rng, do: api.As(acc.Test()), markets: map[string]string{}}
+	var locs []string
+	for i := 0; i < 10; i++ {
+		locs = append(locs, g.location(i%4))
+	}
+	ctx := context.Background()
+	scope := kwhouse.Scope{AccountID: acc.ID}
+	coster, joins := api.App.Coster, query.JoinOnly(api.App.Coster)
+	for _, agg := range []string{query.AggregationNone, query.AggregationDay, query.AggregationMonth} {
+		fleetAgg := agg
+		if agg == query.AggregationNone {
+			fleetAgg = query.FleetAggregationNone
+		}
+		fleet, err := coster.Fleet(ctx, scope, query.FleetRequest{Start: crossFrom, End: crossTo, Aggregation: fleetAgg, Limit: 10000})
+		if err != nil {
+			t.Fatalf("fleet %s: %v", fleetAgg, err)
+		}
+		rows := map[string][]query.FleetRow{}
+		for _, r := range fleet.Data {
+			rows[r.LocationID] = append(rows[r.LocationID], r)
+		}
+		for _, loc := range locs {
+			req := query.CostRequest{ObjectID: loc, Aggregation: agg, Start: crossFrom, End: crossTo}
+			arr, err1 := coster.Interval(ctx, scope, req)
+			join, err2 := joins.Interval(ctx, scope, req)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("interval %s %s: %v / %v", loc, agg, err1, err2)
+			}
+			what := fmt.Sprintf("%s %s (%s)", loc, fleetAgg, g.kinds[loc])
+			sameItems(t, what+" array vs join", arr, join)
+			sameAsFleet(t, what+" interval vs fleet", arr, rows[loc], agg)
+		}
+	}
+}
+
+func sameItems(t *testing.T, what string, a, b query.EnergyCost) {
+	t.Helper()
+	if len(a.Data) != len(b.Data) {
+		t.Fatalf("%s: %d items against %d", what, len(a.Data), len(b.Data))
+	}
+	for i := range a.Data {
+		x, y := a.Data[i], b.Data[i]
+		if !x.StartTime.Time().Equal(y.StartTime.Time()) || !x.EndTime.Time().Equal(y.EndTime.Time()) || !close6(float64(x.Energy.ValueExact), float64(y.Energy.ValueExact)) ||
+			!close6(float64(x.Tariff.Value), float64(y.Tariff.Value)) || !close6(float64(x.Tariff.Confidence), float64(y.Tariff.Confidence)) {
+			t.Errorf("%s item %d: %+v against %+v", what, i, x, y)
+		}
+	}
+	if !close6(float64(a.Tariff.Value), float64(b.Tariff.Value)) || !close6(float64(a.Tariff.Confidence), float64(b.Tariff.Confidence)) {
+		t.Errorf("%s totals: %+v against %+v", what, a.Tariff, b.Tariff)
+	}
+}
+
+func sameAsFleet(t *testing.T, what string, c query.EnergyCost, rows []query.FleetRow, agg string) {
+	t.Helper()
+	if agg == query.AggregationNone {
+		if len(c.Data) == 0 {
+			if len(rows) != 0 {
+				t.Errorf("%s: rows %+v without records", what, rows)
+			}
+			return
+		}
+		if len(rows) != 1 || !close6(float64(rows[0].Energy.ValueExact), float64(c.Energy.ValueExact)) ||
+			!close6(float64(rows[0].Tariff.Value), float64(c.Tariff.Value)) || !close6(float64(rows[0].Tariff.Confidence), float64(c.Tariff.Confidence)) {
+			t.Errorf("%s: %+v against total %+v %+v", what, rows, c.Energy, c.Tariff)
+		}
+		return
+	}
+	if len(rows) != len(c.Data) {
+		t.Fatalf("%s: %d rows against %d items", what, len(rows), len(c.Data))
+	}
+	for i, it := range c.Data {
+		r := rows[i]
+		if !r.StartTime.Time().Equal(it.StartTime.Time()) || !r.EndTime.Time().Equal(it.EndTime.Time()) || !close6(float64(r.Energy.ValueExact), float64(it.Energy.ValueExact)) ||
+			!close6(float64(r.Tariff.Value), float64(it.Tariff.Value)) || !close6(float64(r.Tariff.Confidence), float64(it.Tariff.Confidence)) {
+			t.Errorf("%s row %d: %+v against %+v", what, i, r, it)
+		}
+	}
+}
+
+func close6(a, b float64) bool { return math.Abs(a-b) <= 1e-6 }
+
+// generator creates random locations, tariffs, market prices and records over the API.
+type generator struct {
+	t       *testing.T
+	rng     *rand.Rand
+	do      func(method, path string, body any) apitest.Response
+	markets map[string]string // currency → market id
+	kinds   map[string]string // location → what prices it
+}
+
+var crossZones = []struct{ zone, currency string }{
+	{"Europe/London", "GBP"}, {"America/New_York", "USD"}, {"Europe/Berlin", "EUR"}, {"Australia/Sydney", "AUD"},
+}
+
+func (g *generator) must(r apitest.Response, what string) map[string]any {
+	g.t.Helper()
+	if r.Status != 200 && r.Status != 201 {
+		g.t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+	}
+	return r.Map(g.t)
+}
+
+// location creates a location in zone z with random tariffs and records.
+func (g *generator) location(z int) string {
+	zc := crossZones[z]
+	loc := g.must(g.do("POST", "/locations", map[string]any{"timezone": zc.zone, "currency_code": zc.currency}), "location")["id"].(string)
+	if g.kinds == nil {
+		g.kinds = map[string]string{}
+	}
+	kind := []string{"tou", "tiered", "market", "tou+noncommodity"}[g.rng.Intn(4)]
+	g.kinds[loc] = kind + " " + zc.zone
+	contract := map[string]any{"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z"}
+	if g.rng.Intn(3) == 0 { // starts inside the window: earlier records are extrapolated
+		contract["contract_start_date"] = crossFrom.Add(time.Duration(1+g.rng.Intn(20)) * 24 * time.Hour).Format(time.RFC3339)
+	}
+	switch kind {
+	case "tou", "tou+noncommodity":
+		g.tariff(loc, contract, map[string]any{"schedule": g.touSchedule()})
+		if kind == "tou+noncommodity" {
+			g.tariff(loc, contract, map[string]any{"type": "NON_COMMODITY", "schedule": g.touSchedule()})
+		}
+	case "tiered":
+		period := []string{"MONTH", "DAY"}[g.rng.Intn(2)]
+		g.kinds[loc] += " " + period
+		g.tariff(loc, contract, map[string]any{"tier_period": period, "schedule": flatRate([]any{
+			map[string]any{"fixed": g.price(), "to_kwh": 1 + g.rng.Intn(30)}, map[string]any{"fixed": g.price()}})})
+	case "market":
+		g.tariff(loc, contract, map[string]any{"market_rates": true, "market_id": g.market(zc.currency),
+			"schedule": flatRate([]any{map[string]any{"surcharge_fixed": g.price(), "surcharge_percentage": float64(g.rng.Intn(40)) - 10}})})
+	}
+	g.records(loc)
+	return loc
+}
+
+func (g *generator) tariff(loc string, contract, fields map[string]any) {
+	body := map[string]any{"location_id": loc, "direction": "IMPORT", "type": "COMMODITY"}
+	for _, m := range []map[string]any{contract, fields} {
+		for k, v := range m {
+			body[k] = v
+		}
+	}
+	g.must(g.do("POST", "/tariffs/elements", body), "tariff")
+}
+
+// price is a random price per kWh, sometimes negative.
+func (g *generator) price() float64 { return math.Round((g.rng.Float64()*0.7-0.1)*1e4) / 1e4 }
+
+// touSchedule cuts the day at 2–4 random times (half hours too); the last period wraps
+// past midnight back to the first cut.
+func (g *generator) touSchedule() []any {
+	n := 2 + g.rng.Intn(3)
+	seen := map[int]bool{}
+	var cuts []int
+	for len(cuts) < n {
+		c := g.rng.Intn(48)
+		if !seen[c] {
+			seen[c] = true
+			cuts = append(cuts, c)
+		}
+	}
+	sortInts(cuts)
+	clock := func(c int) string { return fmt.Sprintf("%02d:%02d:00", c/2, 30*(c%2)) }
+	var hours []any
+	for i, c := range cuts {
+		next := cuts[(i+1)%n]
+		hours = append(hours, map[string]any{"valid_from": clock(c), "valid_to": clock(next), "rate": []any{map[string]any{"fixed": g.price()}}})
+	}
+	return []any{map[string]any{"months": []string{"All"}, "days_and_hours": []any{map[string]any{"days": []string{"All"}, "hours": hours}}}}
+}
+
+func sortInts(a []int) {
+	for i := range a {
+		for j := i + 1; j < len(a); j++ {
+			if a[j] < a[i] {
+				a[i], a[j] = a[j], a[i]
+			}
+		}
+	}
+}
+
+func flatRate(rate []any) []any {
+	return []any{map[string]any{"months": []string{"All"}, "days_and_hours": []any{map[string]any{
+		"days": []string{"All"}, "hours": []any{map[string]any{"valid_from": "00:00:00", "valid_to": "00:00:00", "rate": rate}}}}}}
+}
+
+// market returns the currency's market, creating it with half-hourly prices over the
+// window (about one in twenty missing).
+func (g *generator) market(currency string) string {
+	if id, ok := g.markets[currency]; ok {
+		return id
+	}
+	id := g.must(g.do("POST", "/markets", map[string]any{"display_name": "spot " + currency, "currency_code": currency}), "market")["id"].(string)
+	var prices []any
+	for t := crossFrom.Add(-24 * time.Hour); t.Before(crossTo.Add(48 * time.Hour)); t = t.Add(30 * time.Minute) {
+		if g.rng.Intn(20) == 0 {
+			continue
+		}
+		prices = append(prices, map[string]any{"start_time": t.Format(time.RFC3339), "end_time": t.Add(30 * time.Minute).Format(time.RFC3339), "price": g.price()})
+	}
+	g.must(g.do("PUT", "/markets/"+id+"/prices", prices), "prices")
+	g.markets[currency] = id
+	return id
+}
+
+// records sends 60 random records: quarter-hour aligned, 15 minutes to 3 hours long, a few LOCAL.
+func (g *generator) records(loc string) {
+	var recs []any
+	slots := int(crossTo.Sub(crossFrom) / (15 * time.Minute))
+	for i := 0; i < 60; i++ {
+		start := crossFrom.Add(time.Duration(g.rng.Intn(slots)) * 15 * time.Minute)
+		end := start.Add(time.Duration(1+g.rng.Intn(12)) * 15 * time.Minute)
+		rate := "IMPORT"
+		if g.rng.Intn(10) == 0 {
+			rate = "LOCAL"
+		}
+		recs = append(recs, map[string]any{"location_id": loc, "start_time": start.Format(time.RFC3339), "end_time": end.Format(time.RFC3339),
+			"value": math.Round(g.rng.Float64()*3000*1000) / 1000, "units": "WH", "tariff_rate": rate})
+	}
+	g.must(g.do("PUT", "/meters/interval", recs), "records")
+}
