@@ -54,8 +54,6 @@ type Coster struct {
 	timelines *tariffs.EpochMemo[priceSpan]
 	// costArrays holds the arrays of recent cost windows (cost_arrays.go).
 	costArrays *tariffs.EpochMemo[costArrays]
-	// prices holds recent reads of market prices, shared by the locations of a market.
-	prices *tariffs.EpochMemo[map[string][]tariffs.MarketInterval]
 	// joinOnly prices every window through the JOIN of cost.sql (tests compare the paths).
 	joinOnly bool
 }
@@ -63,8 +61,7 @@ type Coster struct {
 // NewCoster returns a Coster.
 func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbon.Store, now func() time.Time) *Coster {
 	return &Coster{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
-		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize),
-		prices:     tariffs.NewEpochMemo[map[string][]tariffs.MarketInterval](t, marketPricesCacheSize)}
+		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize)}
 }
 
 // costRow is one row of cost.sql.

@@ -55,7 +55,7 @@ func (c *Coster) arraySegments(ctx context.Context, a costArgs) (costArrays, err
 	}
 	key := fmt.Sprintf("cost|%s|%d|%d", a.location, t0, t1)
 	return c.costArrays.Get(ctx, a.scope, key, func() (costArrays, error) {
-		segs, err := c.planSegments(ctx, a.scope, a.plan, comps, t0, t1)
+		segs, err := c.planSegments(ctx, a.scope, a.location, a.plan, comps, t0, t1, maxArraySegments+1)
 		if err != nil || len(segs) > maxArraySegments {
 			return costArrays{}, err // only the verdict is kept
 		}

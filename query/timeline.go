@@ -83,7 +83,7 @@ func (c *Coster) loadSpan(ctx context.Context, r timelineRequest, zone string, s
 		return priceSpan{}, &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
 			Message: fmt.Sprintf("location %s has no %s tariff", r.locationID, r.direction)}
 	}
-	segs, err := c.planSegments(ctx, r.scope, a.plan, comps, s0, s1)
+	segs, err := c.planSegments(ctx, r.scope, r.locationID, a.plan, comps, s0, s1, maxTimelineSegments)
 	if err != nil {
 		return priceSpan{}, err
 	}
@@ -162,3 +162,7 @@ func sweep(segs []segment, comps []int, w0, w1 int64) []RatePeriod {
 func sameParts(a, b RatePeriod) bool {
 	return a.Commodity == b.Commodity && a.NonCommodity == b.NonCommodity && a.Confidence == b.Confidence
 }
+
+// maxTimelineSegments bounds the segments one timeline reads: 90 days of 5-minute market
+// prices on two components are 51,840.
+const maxTimelineSegments = 1 << 20
