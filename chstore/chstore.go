@@ -132,6 +132,9 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write, ba
 		// still be fetching them. (18.16's protocol takes only numeric query settings.)
 		read["prefer_localhost_replica"], write["prefer_localhost_replica"] = 0, 0
 	}
+	if cfg.LogQueries {
+		read["log_queries"], write["log_queries"] = 1, 1
+	}
 	// Priorities: a query with a larger value is paused while one with a smaller value runs
 	// (0 would take a query out of the scheme); Background reads take 2.
 	read["priority"], write["priority"] = 1, 1

@@ -72,6 +72,9 @@ type ClickHouse struct {
 	MaxOpenConns     int           `mapstructure:"max_open_conns"`
 	MaxExecutionTime time.Duration `mapstructure:"max_execution_time"`
 	MaxMemoryUsage   int64         `mapstructure:"max_memory_usage"`
+	// LogQueries asks ClickHouse to log every query kwhouse sends in system.query_log
+	// (time, rows and memory per query: for benchmarks and investigations).
+	LogQueries bool `mapstructure:"log_queries"`
 	// Compression of the native protocol: lz4 (across a network), none (loopback, where
 	// compressing costs both sides CPU and saves nothing) or auto (the default: none for
 	// a loopback address, lz4 otherwise).
@@ -153,6 +156,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("clickhouse.max_open_conns", 32)
 	v.SetDefault("clickhouse.max_execution_time", 30*time.Second)
 	v.SetDefault("clickhouse.max_memory_usage", int64(4)<<30)
+	v.SetDefault("clickhouse.log_queries", false)
 	v.SetDefault("clickhouse.compression", "auto")
 	v.SetDefault("redis.addr", "127.0.0.1:6379")
 	v.SetDefault("redis.password", "")

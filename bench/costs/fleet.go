@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+// fleetShape is one POST /costs/fleet request shape.
+type fleetShape struct {
+	name        string
+	locations   int // the first n of the fixture; 0: all (no location_ids)
+	aggregation string
+	window      [2]string
+	csv         bool
+}
+
+// fleetShapes times POST /costs/fleet and, for each shape, the floor: a bare ClickHouse
+// GROUP BY location and local bucket of the same rows, in the same run.
+func fleetShapes(ctx context.Context, a *app.App, base string, fx *fixture, o options) error {
+	month, year := [2]string{"2024-06-01T00:00:00Z", "2024-07-01T00:00:00Z"}, [2]string{"2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"}
+	shapes := []fleetShape{
+		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true},
+		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true},
+		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false},
+		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true},
+	}
+	n := max(10, o.requests/10)
+	for _, s := range shapes {
+		if !o.selected(s.name) {
+			continue
+		}
+		since := time.Now()
+		lat, rows, err := measureFleet(base, fx, s, n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		mem, err := fleetMemory(ctx, a, since)
+		if err != nil {
+			return err
+		}
+		flat, err := fleetFloor(ctx, a, fx, s, n)
+		if err != nil {
+			return err
+		}
+		report(s.name, lat, fmt.Sprintf("  %d rows, peak %.0f MiB per query; floor p50 %.1f ms p99 %.1f ms (p99 ratio %.1f×)",
+			rows, float64(mem)/(1<<20), ms(pct(flat, 50)), ms(pct(flat, 99)), float64(pct(lat, 99))/float64(pct(flat, 99))))
+	}
+	return nil
+}
+
+func (s fleetShape) body(fx *fixture) []byte {
+	b := map[string]any{"start_time": s.window[0], "end_time": s.window[1], "aggregation": s.aggregation, "limit": 10000}
+	if s.locations > 0 {
+		b["location_ids"] = fx.locations[:s.locations]
+	}
+	out, _ := json.Marshal(b)
+	return out
+}
+
+func measureFleet(base string, fx *fixture, s fleetShape, n int) ([]time.Duration, int, error) {
+	client := &http.Client{Timeout: 5 * time.Minute}
+	var lat []time.Duration
+	rows := 0
+	for i := 0; i < n+2; i++ {
+		req, _ := http.NewRequest("POST", base+"/costs/fleet", bytes.NewReader(s.body(fx)))
+		req.Header.Set("Authorization", "Bearer "+fx.key)
+		if s.csv {
+			req.Header.Set("Accept", "text/csv")
+		}
+		t0 := time.Now()
+		res, err := client.Do(req)
+		if err != nil {
+			return nil, 0, err
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != 200 {
+			return nil, 0, fmt.Errorf("status %d: %.300s (%v)", res.StatusCode, body, err)
+		}
+		if i >= 2 { // the first warm caches and expand the rate periods
+			lat = append(lat, time.Since(t0))
+		}
+		rows = strings.Count(string(body), "\n") - 1
+		if !s.csv {
+			var out struct{ Data []json.RawMessage }
+			if err := json.Unmarshal(body, &out); err != nil {
+				return nil, 0, err
+			}
+			rows = len(out.Data)
+		}
+	}
+	return lat, rows, nil
+}
+
+// fleetMemory is the largest memory one fleet query used since a time (system.query_log).
+func fleetMemory(ctx context.Context, a *app.App, since time.Time) (uint64, error) {
+	if err := a.DB.Exec(ctx, chstore.Tool("SYSTEM FLUSH LOGS")); err != nil {
+		return 0, err
+	}
+	var mem uint64
+	err := a.DB.QueryRow(ctx, chstore.Tool(`SELECT max(memory_usage) FROM system.query_log
+		WHERE type = 2 AND event_time >= toDateTime(?) AND query LIKE '%Energy cost of many locations%'`),
+		uint32(since.Unix())).Scan(&mem)
+	return mem, err
+}
+
+// fleetFloor times the bare sum of the same rows by location and local bucket.
+func fleetFloor(ctx context.Context, a *app.App, fx *fixture, s fleetShape, n int) ([]time.Duration, error) {
+	bucket := map[string]string{"DAY": "toStartOfDay(start_time, 'Europe/London')",
+		"MONTH": "toStartOfMonth(start_time, 'Europe/London')", "NONE": "0"}[s.aggregation]
+	where := ""
+	if s.locations > 0 {
+		where = " AND location_id IN ('" + strings.Join(fx.locations[:s.locations], "','") + "')"
+	}
+	from, _ := time.Parse(time.RFC3339, s.window[0])
+	to, _ := time.Parse(time.RFC3339, s.window[1])
+	q := `SELECT location_id, ` + bucket + ` AS b, sum(energy_wh) FROM meter_records
+		WHERE account_id = ? AND live_mode = 0 AND device_id = '' AND start_time >= toDateTime(?) AND start_time < toDateTime(?)` + where + `
+		GROUP BY location_id, b`
+	var lat []time.Duration
+	for i := 0; i < n+2; i++ {
+		t0 := time.Now()
+		rows, err := a.DB.Query(ctx, chstore.Tool(q), fx.scope.AccountID, uint32(from.Unix()), uint32(to.Unix()))
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		if i >= 2 {
+			lat = append(lat, time.Since(t0))
+		}
+	}
+	return lat, nil
+}
