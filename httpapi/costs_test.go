@@ -143,12 +143,12 @@ func (e *costEnv) fleetAgrees(id, query, start, end string, c costBody) {
 	if agg == "" {
 		agg = "NONE"
 	}
-	group := "location"
+	group, at := "location", id
 	if strings.HasPrefix(id, "dev_") {
-		group = "device"
+		group, at = "device", e.loc
 	}
 	body := map[string]any{"start_time": start, "end_time": end, "aggregation": agg, "group_by": group,
-		"location_ids": []string{e.loc}}
+		"location_ids": []string{at}}
 	if d := q.Get("direction"); d != "" {
 		body["direction"] = d
 	}

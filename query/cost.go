@@ -137,13 +137,13 @@ func bindPlans(plans map[string]tariffs.Plan) planBindings {
 				active = append(active, int32(comp))
 			}
 			for _, s := range list {
-				pb.srcTid, pb.srcLoc = append(pb.srcTid, s.Tariff.ID), append(pb.srcLoc, loc)
+				pb.srcTid, pb.srcLoc = append(pb.srcTid, s.Tariff.RatesID()), append(pb.srcLoc, loc)
 				pb.srcComp, pb.srcConf = append(pb.srcComp, uint32(comp)), append(pb.srcConf, s.Confidence)
 				pb.srcFrom, pb.srcTo = append(pb.srcFrom, uint32(s.From)), append(pb.srcTo, uint32(s.To))
 			}
 		}
 		pb.active[loc] = active
-		pb.tids = append(pb.tids, p.TariffIDs...)
+		pb.tids = append(pb.tids, p.RatesIDs...)
 		for _, m := range p.Markets {
 			if !seen[m] {
 				seen[m] = true

@@ -21,7 +21,7 @@ const (
 // every needed rate period stored.
 type Plan struct {
 	Sources    map[int][]Source // by component
-	TariffIDs  []string
+	RatesIDs   []string // of the tariffs' rate periods in tariff_rates (Tariff.RatesID)
 	Markets    []string
 	HasImport  bool // the location has an import tariff of some type
 	HasExport  bool
@@ -115,7 +115,7 @@ func planOf(ts []Tariff, w0, end int64, counters bool) Plan {
 		t := &ts[i]
 		comp := componentOf(t)
 		byComp[comp] = append(byComp[comp], t)
-		p.TariffIDs = append(p.TariffIDs, t.ID)
+		p.RatesIDs = append(p.RatesIDs, t.RatesID())
 		if t.MarketRates {
 			markets[t.MarketID] = true
 		}

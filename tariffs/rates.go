@@ -2,6 +2,9 @@ package tariffs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sync"
@@ -11,7 +14,7 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// expandedYears remembers which (tariff, UTC year) chunks are stored. A tariff's schedule
+// expandedYears remembers which (rates id, UTC year) chunks are stored. A tariff's schedule
 // never changes after creation, so a stored chunk stays valid.
 type expandedYears struct {
 	mu sync.Mutex
@@ -46,14 +49,21 @@ func yearsOf(from, to int64) []int {
 	return out
 }
 
-// ensureExpanded makes sure the stored rate periods of ts cover the calendar years of [from, to).
+// ensureExpanded makes sure the stored rate periods of ts cover the calendar years of
+// [from, to). Tariffs that price alike share their periods (RatesID): each is expanded once.
 func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []*Tariff, from, to int64) error {
 	years := yearsOf(from, to)
+	byRates := map[string]*Tariff{}
 	var ids []string
 	for _, t := range ts {
+		id := t.RatesID()
+		if _, seen := byRates[id]; seen {
+			continue
+		}
+		byRates[id] = t
 		for _, y := range years {
-			if !s.years.has(t.ID, y) {
-				ids = append(ids, t.ID)
+			if !s.years.has(id, y) {
+				ids = append(ids, id)
 				break
 			}
 		}
@@ -65,10 +75,10 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 		return err
 	}
 	var todo []tariffYear
-	for _, t := range ts {
+	for _, id := range ids {
 		for _, y := range years {
-			if !s.years.has(t.ID, y) {
-				todo = append(todo, tariffYear{t, y})
+			if !s.years.has(id, y) {
+				todo = append(todo, tariffYear{byRates[id], y})
 			}
 		}
 	}
@@ -79,7 +89,7 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 		return err
 	}
 	for _, ty := range todo {
-		s.years.add(ty.t.ID, ty.year)
+		s.years.add(ty.t.RatesID(), ty.year)
 	}
 	return nil
 }
@@ -144,7 +154,7 @@ func (s *Service) expandYears(ctx context.Context, scope kwhouse.Scope, todo []t
 		return chstore.Classify(fmt.Errorf("record expanded years: %w", err))
 	}
 	for _, ty := range todo {
-		if err := yb.Append(scope.AccountID, scope.LiveByte(), ty.t.ID, uint16(ty.year)); err != nil {
+		if err := yb.Append(scope.AccountID, scope.LiveByte(), ty.t.RatesID(), uint16(ty.year)); err != nil {
 			return fmt.Errorf("record year %d of %s: %w", ty.year, ty.t.ID, err)
 		}
 	}
@@ -165,7 +175,7 @@ func appendYear(b chstore.Batch, scope kwhouse.Scope, ty tariffYear, ver uint64)
 		for i, u := range p.Bands.UpperWh {
 			hi[i] = finiteUpper(u)
 		}
-		if err := b.Append(scope.AccountID, scope.LiveByte(), t.ID, time.Unix(p.Start, 0).UTC(), time.Unix(p.End, 0).UTC(),
+		if err := b.Append(scope.AccountID, scope.LiveByte(), t.RatesID(), time.Unix(p.Start, 0).UTC(), time.Unix(p.End, 0).UTC(),
 			time.Unix(p.TierStart, 0).UTC(), hi, p.Bands.Fixed, p.Bands.SurFix, p.Bands.SurPct, t.MarketID, ver); err != nil {
 			return fmt.Errorf("expand %s %d: %w", t.ID, ty.year, err)
 		}
@@ -191,3 +201,32 @@ var insertRatesStmt = chstore.Register("tariffs.insert_rates", `INSERT INTO tari
 		start_time, end_time, tier_start, band_hi, band_fixed, band_sfix, band_spct, market_id, version) VALUES`)
 
 var insertRateYearsStmt = chstore.Register("tariffs.insert_rate_years", "INSERT INTO tariff_rate_years (account_id, live_mode, tariff_id, year) VALUES")
+
+// RatesID names t's rate periods in tariff_rates (its tariff_id column): a hash of all
+// they are computed from — schedule, zone, tier period, market — so that tariffs which
+// price alike, such as a fleet's thousands of contracts for one product, share one
+// expansion, and storage grows with distinct products, not with locations.
+func (t *Tariff) RatesID() string {
+	if id, ok := ratesIDs.Load(t.ID); ok {
+		return id.(string)
+	}
+	id := t.computeRatesID()
+	ratesIDs.Store(t.ID, id)
+	return id
+}
+
+// ratesIDs remembers RatesID by tariff id: what it hashes never changes after creation.
+var ratesIDs sync.Map
+
+func (t *Tariff) computeRatesID() string {
+	b, err := json.Marshal(struct {
+		Schedule              Schedule
+		Zone, TierPeriod, Mkt string
+		Market                bool
+	}{t.Schedule, t.Timezone, t.TierPeriod, t.MarketID, t.MarketRates})
+	if err != nil {
+		return t.ID // a stored schedule always encodes; never shared then
+	}
+	sum := sha256.Sum256(b)
+	return "rts_" + hex.EncodeToString(sum[:12])
+}
