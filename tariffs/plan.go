@@ -21,7 +21,7 @@ const (
 // every needed rate period stored.
 type Plan struct {
 	Sources    map[int][]Source // by component
-	RatesIDs   []string // of the tariffs' rate periods in tariff_rates (Tariff.RatesID)
+	RatesIDs   []string         // of the tariffs' rate periods in tariff_rates (Tariff.RatesID)
 	Markets    []string
 	HasImport  bool // the location has an import tariff of some type
 	HasExport  bool
