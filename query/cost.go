@@ -54,7 +54,8 @@ type Coster struct {
 	timelines *tariffs.EpochMemo[priceSpan]
 	// costArrays holds the arrays of recent cost windows (cost_arrays.go).
 	costArrays *tariffs.EpochMemo[costArrays]
-	// joinOnly prices every window through the JOIN of cost.sql (tests compare the paths).
+	// joinOnly prices every window through the JOINs of cost.sql and fleet.sql (tests
+	// compare the paths).
 	joinOnly bool
 }
 

@@ -41,6 +41,7 @@ type componentArrays struct {
 // when the window has more segments than a query takes as arrays.
 type costArrays struct {
 	t0, bucket int64
+	n          int64 // buckets
 	comps      []componentArrays
 	ok         bool
 }
@@ -53,7 +54,9 @@ func (c *Coster) arraySegments(ctx context.Context, a costArgs) (costArrays, err
 	if len(comps) == 0 {
 		return buildArrays(nil, t0, t1), nil
 	}
-	key := fmt.Sprintf("cost|%s|%d|%d", a.location, t0, t1)
+	// Keyed by what prices the records, not by location: a fleet's locations on one
+	// product share their arrays.
+	key := fmt.Sprintf("cost|%s|%d|%d", a.plan.PriceKey(), t0, t1)
 	return c.costArrays.Get(ctx, a.scope, key, func() (costArrays, error) {
 		segs, err := c.planSegments(ctx, a.scope, a.location, a.plan, comps, t0, t1, maxArraySegments+1)
 		if err != nil || len(segs) > maxArraySegments {
@@ -69,7 +72,7 @@ func buildArrays(segs []segment, t0, t1 int64) costArrays {
 	hours := (t1 - t0 + 3599) / 3600
 	bucket := 3600 * max(1, (hours+maxBuckets-1)/maxBuckets)
 	n := max(1, (t1-t0+bucket-1)/bucket)
-	out := costArrays{t0: t0, bucket: bucket, ok: true}
+	out := costArrays{t0: t0, bucket: bucket, n: n, ok: true}
 	for _, comp := range allComponents {
 		ca := componentArrays{N: comp}
 		for _, s := range segs {

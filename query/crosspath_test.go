@@ -23,7 +23,7 @@ var crossFrom, crossTo = time.Date(2024, 3, 8, 0, 0, 0, 0, time.UTC), time.Date(
 // wrap-around hours and negative prices, day and month tiers, market prices with
 // surcharges and gaps, non-commodity, contracts that start inside the window) and random
 // records (straddling price changes, DST days, four zones) through every path — the
-// interval's array path, its JOIN path and the fleet query — and requires the same money,
+// interval's array path, its JOIN path and the fleet query's array and JOIN paths — and requires the same money,
 // energy and confidence to 1e-6 for every record, day, month and window.
 // KWHOUSE_TEST_SEED repeats a run.
 func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
@@ -35,9 +35,10 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("crosspath")
-	g := &generator{t: t, rng: rng, do: api.As(acc.Test()), markets: map[string]string{}}
+	g := &generator{t: t, rng: rng, do: api.As(acc.Test()), markets: map[string]string{}, kinds: map[string]string{},
+		products: map[int][]map[string]any{}}
 	var locs []string
-	for i := 0; i < 10; i++ {
+	for i := 0; i < 12; i++ {
 		locs = append(locs, g.location(i%4))
 	}
 	ctx := context.Background()
@@ -48,13 +49,16 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 		if agg == query.AggregationNone {
 			fleetAgg = query.FleetAggregationNone
 		}
-		fleet, err := coster.Fleet(ctx, scope, query.FleetRequest{Start: crossFrom, End: crossTo, Aggregation: fleetAgg, Limit: 10000})
-		if err != nil {
-			t.Fatalf("fleet %s: %v", fleetAgg, err)
-		}
-		rows := map[string][]query.FleetRow{}
-		for _, r := range fleet.Data {
-			rows[r.LocationID] = append(rows[r.LocationID], r)
+		rows := map[string]map[string][]query.FleetRow{} // by path, location
+		for path, c := range map[string]*query.Coster{"fleet arrays": coster, "fleet join": joins} {
+			fleet, err := c.Fleet(ctx, scope, query.FleetRequest{Start: crossFrom, End: crossTo, Aggregation: fleetAgg, Limit: 10000})
+			if err != nil {
+				t.Fatalf("%s %s: %v", path, fleetAgg, err)
+			}
+			rows[path] = map[string][]query.FleetRow{}
+			for _, r := range fleet.Data {
+				rows[path][r.LocationID] = append(rows[path][r.LocationID], r)
+			}
 		}
 		for _, loc := range locs {
 			req := query.CostRequest{ObjectID: loc, Aggregation: agg, Start: crossFrom, End: crossTo}
@@ -65,7 +69,9 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 			}
 			what := fmt.Sprintf("%s %s (%s)", loc, fleetAgg, g.kinds[loc])
 			sameItems(t, what+" array vs join", arr, join)
-			sameAsFleet(t, what+" interval vs fleet", arr, rows[loc], agg)
+			for path, byLoc := range rows {
+				sameAsFleet(t, what+" interval vs "+path, arr, byLoc[loc], agg)
+			}
 		}
 	}
 }
@@ -118,11 +124,12 @@ func close6(a, b float64) bool { return math.Abs(a-b) <= 1e-6 }
 
 // generator creates random locations, tariffs, market prices and records over the API.
 type generator struct {
-	t       *testing.T
-	rng     *rand.Rand
-	do      func(method, path string, body any) apitest.Response
-	markets map[string]string // currency → market id
-	kinds   map[string]string // location → what prices it
+	t        *testing.T
+	rng      *rand.Rand
+	do       func(method, path string, body any) apitest.Response
+	markets  map[string]string        // currency → market id
+	kinds    map[string]string        // location → what prices it
+	products map[int][]map[string]any // zone → the tariffs of its last product
 }
 
 var crossZones = []struct{ zone, currency string }{
@@ -137,46 +144,58 @@ func (g *generator) must(r apitest.Response, what string) map[string]any {
 	return r.Map(g.t)
 }
 
-// location creates a location in zone z with random tariffs and records.
+// location creates a location in zone z with random tariffs (or, one time in three, the
+// same product as the zone's previous location) and random records.
 func (g *generator) location(z int) string {
 	zc := crossZones[z]
 	loc := g.must(g.do("POST", "/locations", map[string]any{"timezone": zc.zone, "currency_code": zc.currency}), "location")["id"].(string)
-	if g.kinds == nil {
-		g.kinds = map[string]string{}
+	product, kind := g.products[z], "same product as before"
+	if product == nil || g.rng.Intn(3) != 0 {
+		product, kind = g.product(zc.currency)
+		g.products[z] = product
 	}
-	kind := []string{"tou", "tiered", "market", "tou+noncommodity"}[g.rng.Intn(4)]
 	g.kinds[loc] = kind + " " + zc.zone
-	contract := map[string]any{"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z"}
-	if g.rng.Intn(3) == 0 { // starts inside the window: earlier records are extrapolated
-		contract["contract_start_date"] = crossFrom.Add(time.Duration(1+g.rng.Intn(20)) * 24 * time.Hour).Format(time.RFC3339)
-	}
-	switch kind {
-	case "tou", "tou+noncommodity":
-		g.tariff(loc, contract, map[string]any{"schedule": g.touSchedule()})
-		if kind == "tou+noncommodity" {
-			g.tariff(loc, contract, map[string]any{"type": "NON_COMMODITY", "schedule": g.touSchedule()})
+	for _, body := range product {
+		b := map[string]any{"location_id": loc}
+		for k, v := range body {
+			b[k] = v
 		}
-	case "tiered":
-		period := []string{"MONTH", "DAY"}[g.rng.Intn(2)]
-		g.kinds[loc] += " " + period
-		g.tariff(loc, contract, map[string]any{"tier_period": period, "schedule": flatRate([]any{
-			map[string]any{"fixed": g.price(), "to_kwh": 1 + g.rng.Intn(30)}, map[string]any{"fixed": g.price()}})})
-	case "market":
-		g.tariff(loc, contract, map[string]any{"market_rates": true, "market_id": g.market(zc.currency),
-			"schedule": flatRate([]any{map[string]any{"surcharge_fixed": g.price(), "surcharge_percentage": float64(g.rng.Intn(40)) - 10}})})
+		g.must(g.do("POST", "/tariffs/elements", b), "tariff")
 	}
 	g.records(loc)
 	return loc
 }
 
-func (g *generator) tariff(loc string, contract, fields map[string]any) {
-	body := map[string]any{"location_id": loc, "direction": "IMPORT", "type": "COMMODITY"}
-	for _, m := range []map[string]any{contract, fields} {
-		for k, v := range m {
-			body[k] = v
-		}
+// product is a random set of tariff bodies (without location_id) and its description.
+func (g *generator) product(currency string) ([]map[string]any, string) {
+	kind := []string{"tou", "tiered", "market", "tou+noncommodity"}[g.rng.Intn(4)]
+	base := map[string]any{"direction": "IMPORT", "type": "COMMODITY",
+		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z"}
+	if g.rng.Intn(3) == 0 { // starts inside the window: earlier records are extrapolated
+		base["contract_start_date"] = crossFrom.Add(time.Duration(1+g.rng.Intn(20)) * 24 * time.Hour).Format(time.RFC3339)
 	}
-	g.must(g.do("POST", "/tariffs/elements", body), "tariff")
+	with := func(fields map[string]any) map[string]any {
+		out := map[string]any{}
+		for _, m := range []map[string]any{base, fields} {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	switch kind {
+	case "tiered":
+		period := []string{"MONTH", "DAY"}[g.rng.Intn(2)]
+		return []map[string]any{with(map[string]any{"tier_period": period, "schedule": flatRate([]any{
+			map[string]any{"fixed": g.price(), "to_kwh": 1 + g.rng.Intn(30)}, map[string]any{"fixed": g.price()}})})}, kind + " " + period
+	case "market":
+		return []map[string]any{with(map[string]any{"market_rates": true, "market_id": g.market(currency),
+			"schedule": flatRate([]any{map[string]any{"surcharge_fixed": g.price(), "surcharge_percentage": float64(g.rng.Intn(40)) - 10}})})}, kind
+	case "tou+noncommodity":
+		return []map[string]any{with(map[string]any{"schedule": g.touSchedule()}),
+			with(map[string]any{"type": "NON_COMMODITY", "schedule": g.touSchedule()})}, kind
+	}
+	return []map[string]any{with(map[string]any{"schedule": g.touSchedule()})}, kind
 }
 
 // price is a random price per kWh, sometimes negative.

@@ -1,7 +1,7 @@
 package query
 
-// JoinOnly returns a Coster like c that prices every window through the JOIN of
-// cost.sql, the path tiered tariffs and long market windows take.
+// JoinOnly returns a Coster like c that prices every window through the JOINs of cost.sql
+// and fleet.sql, the paths tiered tariffs and long market windows take.
 func JoinOnly(c *Coster) *Coster {
 	d := *c
 	d.joinOnly = true

@@ -12,7 +12,10 @@ import (
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
-var fleetStmt = chstore.Register("query.fleet", "fleet.sql: the records of many locations priced and summed per group and bucket")
+var (
+	fleetStmt       = chstore.Register("query.fleet", "fleet.sql: the records of many locations priced and summed per group and bucket")
+	fleetArraysStmt = chstore.Register("query.fleet_arrays", "fleet_arrays.sql: untiered fleet costs against packed timelines")
+)
 
 // fleetChunk bounds the locations one fleet query prices: its price segments are held in
 // one hash table (about 750 rows a location for a month of hourly segments), so memory
@@ -33,6 +36,7 @@ type fleetSum struct {
 type fleetShape struct {
 	Aggregation              string
 	Devices, Tiered, Markets bool
+	Comps                    []componentArrays // fleet_arrays.sql: the packed timelines
 }
 
 // fleetBatch is a set of locations one query prices: one zone (local days and months are
@@ -106,11 +110,22 @@ func (c *Coster) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		chstore.Named("range_from_pad", uint32(max(lookback-32*86400, 0))), chstore.Named("range_to", uint32(rangeTo)),
 		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits),
 		chstore.Named("lookbacks", lookbacks))
+	name, stmt := "fleet", fleetStmt
+	if !b.tiered && !c.joinOnly {
+		fa, ok, err := c.fleetTimelines(ctx, scope, b, sub)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			name, stmt, shape.Comps = "fleet_arrays", fleetArraysStmt, fa.comps
+			args = append(args, fa.named()...)
+		}
+	}
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "fleet", shape); err != nil {
+	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {
 		return nil, fmt.Errorf("render fleet query: %w", err)
 	}
-	rows, err := c.db.Query(ctx, fleetStmt.With(buf.String()), args...)
+	rows, err := c.db.Query(ctx, stmt.With(buf.String()), args...)
 	if err != nil {
 		return nil, chstore.Classify(fmt.Errorf("fleet cost query: %w", err))
 	}

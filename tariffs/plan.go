@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -181,4 +182,18 @@ func (t *Tariff) tiered() bool {
 		}
 	}
 	return false
+}
+
+// PriceKey names what the plan prices with: for each component, its sources' rate
+// periods (RatesID), spans and confidences. Locations whose plans have equal keys pay the
+// same price at every instant of the range, so their price segments may be shared.
+func (p Plan) PriceKey() string {
+	var b strings.Builder
+	for _, comp := range []int{CompImportCommodity, CompImportNonCommodity, CompExportCommodity} {
+		fmt.Fprintf(&b, "%d:", comp)
+		for _, s := range p.Sources[comp] {
+			fmt.Fprintf(&b, "%s/%d/%d/%g;", s.Tariff.RatesID(), s.From, s.To, s.Confidence)
+		}
+	}
+	return b.String()
 }

@@ -1,0 +1,91 @@
+package query
+
+import (
+	"context"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+// maxFleetArraySegments bounds the segments one fleet query carries as arrays (about 45
+// bytes each in the query text); a batch with more distinct timelines is priced by the
+// JOIN of fleet.sql instead.
+const maxFleetArraySegments = 40000
+
+// fleetArrays are the distinct price timelines of an untiered batch, packed for
+// fleet_arrays.sql: timeline tl[i] prices location i of the batch.
+type fleetArrays struct {
+	t0, bucket, nb int64
+	tl             []uint32
+	comps          []componentArrays
+}
+
+// fleetTimelines returns the batch's timelines, from memory where a location on the same
+// product was priced under the current epoch (Coster.arraySegments); ok is false when they
+// are too many to send as arrays.
+func (c *Coster) fleetTimelines(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan) (fleetArrays, bool, error) {
+	number := map[string]uint32{}
+	var distinct []costArrays
+	out := fleetArrays{tl: make([]uint32, len(b.ids))}
+	segments := 0
+	for i, id := range b.ids {
+		p := plans[id]
+		key := p.PriceKey()
+		n, seen := number[key]
+		if !seen {
+			arr, err := c.arraySegments(ctx, costArgs{scope: scope, location: id, plan: p})
+			if err != nil || !arr.ok {
+				return fleetArrays{}, false, err
+			}
+			for _, comp := range arr.comps {
+				segments += len(comp.start)
+			}
+			if segments > maxFleetArraySegments {
+				return fleetArrays{}, false, nil
+			}
+			distinct = append(distinct, arr)
+			n = uint32(len(distinct))
+			number[key] = n
+		}
+		out.tl[i] = n
+	}
+	for _, d := range distinct[1:] {
+		if d.t0 != distinct[0].t0 || d.bucket != distinct[0].bucket || d.n != distinct[0].n {
+			return fleetArrays{}, false, nil // plans over other ranges: the JOIN takes them
+		}
+	}
+	out.t0, out.bucket, out.nb = distinct[0].t0, distinct[0].bucket, distinct[0].n
+	for k := range allComponents {
+		out.comps = append(out.comps, concatComponent(distinct, k, out.nb))
+	}
+	return out, true, nil
+}
+
+// concatComponent joins component k of every timeline: segment numbers of a timeline's
+// bucket index are shifted by the segments before it; a timeline without the component
+// gets empty candidate ranges.
+func concatComponent(ts []costArrays, k int, nb int64) componentArrays {
+	out := componentArrays{N: ts[0].comps[k].N}
+	for _, t := range ts {
+		ca := t.comps[k]
+		shift := uint32(len(out.start))
+		out.Present = out.Present || ca.Present
+		out.start, out.end = append(out.start, ca.start...), append(out.end, ca.end...)
+		out.price, out.conf = append(out.price, ca.price...), append(out.conf, ca.conf...)
+		for j := int64(0); j < nb; j++ {
+			first, last := shift+1, shift // none
+			if ca.Present {
+				first, last = ca.first[j]+shift, ca.last[j]+shift
+			}
+			out.first, out.last = append(out.first, first), append(out.last, last)
+		}
+	}
+	return out
+}
+
+// named binds the packed timelines.
+func (fa fleetArrays) named() []any {
+	ca := costArrays{t0: fa.t0, bucket: fa.bucket, comps: fa.comps}
+	return append(ca.named(), chstore.Named("nb", uint32(fa.nb)), chstore.Named("tl", fa.tl))
+}
