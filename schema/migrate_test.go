@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/schema"
@@ -67,4 +68,69 @@ func stripComments(s string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// Migration 0008 copies meter_records into month partitions: records written before it
+// are still read after it (here it runs a second time, as after a failure), and the
+// table's partitions are UTC months.
+func TestMonthPartitionsKeepEveryRecord(t *testing.T) {
+	db := testkit.ClickHouse(t)
+	ctx := context.Background()
+	insert, err := db.Insert(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id, device_id, direction,
+		tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id, record_reference_id, batch_id, version) VALUES`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, start := range []time.Time{time.Date(2024, 1, 10, 0, 0, 0, 0, time.UTC), time.Date(2024, 1, 31, 23, 30, 0, 0, time.UTC),
+		time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)} {
+		if err := insert.Append("acc_m", uint8(0), "loc_m", "", "IMPORT", "IMPORT", start, start.Add(30*time.Minute), float64(100*(i+1)), 1.0,
+			"", "", "bat_m", uint64(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := insert.Send(); err != nil {
+		t.Fatal(err)
+	}
+	migs, err := schema.Migrations(schema.Form{Cluster: db.Cluster, Database: db.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migs {
+		if m.Version != 8 {
+			continue
+		}
+		for i, stmt := range m.Statements {
+			if err := db.Exec(ctx, chstore.Tool(stmt)); err != nil {
+				t.Fatalf("0008 statement %d again: %v", i+1, err)
+			}
+		}
+	}
+	var n uint64
+	var wh float64
+	if err := db.QueryRow(ctx, chstore.Tool("SELECT count(), sum(energy_wh) FROM meter_records WHERE account_id = 'acc_m'")).Scan(&n, &wh); err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 || wh != 600 {
+		t.Errorf("after the copy: %d records, %v Wh; want 3, 600", n, wh)
+	}
+	local := "meter_records"
+	if db.Cluster != "" {
+		local = "meter_records_local"
+	}
+	rows, err := db.Query(ctx, chstore.Tool("SELECT DISTINCT partition FROM system.parts WHERE database = ? AND table = ? AND active ORDER BY partition"), db.Database, local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	if strings.Join(parts, ",") != "202401,202402" && db.Cluster == "" {
+		t.Errorf("partitions %v, want 202401,202402", parts)
+	}
 }
