@@ -21,45 +21,55 @@ type fleetArrays struct {
 	comps          []componentArrays
 }
 
-// fleetTimelines returns the batch's timelines, from memory where a location on the same
-// product was priced under the current epoch (Coster.arraySegments); ok is false when they
-// are too many to send as arrays.
-func (c *Coster) fleetTimelines(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan) (fleetArrays, bool, error) {
+// fleetTimelines returns the timelines of the batch's locations that can be sent as
+// arrays (from memory where a location on the same product was priced under the current
+// epoch: Coster.arraySegments), those locations, and the rest, for the JOIN: locations
+// whose timeline is too long (a year of half-hourly prices) or would take the packed
+// segments past maxFleetArraySegments.
+func (c *Coster) fleetTimelines(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan) (fleetArrays, []string, []string, error) {
 	number := map[string]uint32{}
 	var distinct []costArrays
-	out := fleetArrays{tl: make([]uint32, len(b.ids))}
+	var out fleetArrays
+	var packed, rest []string
 	segments := 0
-	for i, id := range b.ids {
+	for _, id := range b.ids {
 		p := plans[id]
 		key := p.PriceKey()
 		n, seen := number[key]
 		if !seen {
 			arr, err := c.arraySegments(ctx, costArgs{scope: scope, location: id, plan: p})
-			if err != nil || !arr.ok {
-				return fleetArrays{}, false, err
+			if err != nil {
+				return fleetArrays{}, nil, nil, err
 			}
+			size := 0
 			for _, comp := range arr.comps {
-				segments += len(comp.start)
+				size += len(comp.start)
 			}
-			if segments > maxFleetArraySegments {
-				return fleetArrays{}, false, nil
+			if !arr.ok || segments+size > maxFleetArraySegments ||
+				(len(distinct) > 0 && (arr.t0 != distinct[0].t0 || arr.bucket != distinct[0].bucket || arr.n != distinct[0].n)) {
+				number[key] = 0
+				rest = append(rest, id)
+				continue
 			}
+			segments += size
 			distinct = append(distinct, arr)
 			n = uint32(len(distinct))
 			number[key] = n
 		}
-		out.tl[i] = n
-	}
-	for _, d := range distinct[1:] {
-		if d.t0 != distinct[0].t0 || d.bucket != distinct[0].bucket || d.n != distinct[0].n {
-			return fleetArrays{}, false, nil // plans over other ranges: the JOIN takes them
+		if n == 0 {
+			rest = append(rest, id)
+			continue
 		}
+		packed, out.tl = append(packed, id), append(out.tl, n)
+	}
+	if len(distinct) == 0 {
+		return fleetArrays{}, nil, rest, nil
 	}
 	out.t0, out.bucket, out.nb = distinct[0].t0, distinct[0].bucket, distinct[0].n
 	for k := range allComponents {
 		out.comps = append(out.comps, concatComponent(distinct, k, out.nb))
 	}
-	return out, true, nil
+	return out, packed, rest, nil
 }
 
 // concatComponent joins component k of every timeline: segment numbers of a timeline's

@@ -52,7 +52,34 @@ func (c *Coster) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	var out []fleetSum
 	for _, b := range fleetBatches(locs, plans) {
-		sums, err := c.fleetQuery(ctx, scope, req, b, plans)
+		sums, err := c.fleetBatch(ctx, scope, req, b, plans)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sums...)
+	}
+	return out, nil
+}
+
+// fleetBatch prices one batch: untiered locations whose timelines fit as arrays through
+// fleet_arrays.sql, the others through the JOIN of fleet.sql.
+func (c *Coster) fleetBatch(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
+	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	if b.tiered || c.joinOnly {
+		return c.fleetQuery(ctx, scope, req, b, plans, nil)
+	}
+	fa, packed, rest, err := c.fleetTimelines(ctx, scope, b, plans)
+	if err != nil {
+		return nil, err
+	}
+	var out []fleetSum
+	if len(packed) > 0 {
+		if out, err = c.fleetQuery(ctx, scope, req, fleetBatch{zone: b.zone, ids: packed}, plans, &fa); err != nil {
+			return nil, err
+		}
+	}
+	if len(rest) > 0 {
+		sums, err := c.fleetQuery(ctx, scope, req, fleetBatch{zone: b.zone, ids: rest}, plans, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -83,9 +110,10 @@ func fleetBatches(locs map[string]catalog.Location, plans map[string]tariffs.Pla
 	return out
 }
 
-// fleetQuery runs fleet.sql for one batch.
+// fleetQuery runs fleet_arrays.sql for one batch with its packed timelines fa, or the JOIN
+// of fleet.sql when fa is nil.
 func (c *Coster) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
-	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	plans map[string]tariffs.Plan, fa *fleetArrays) ([]fleetSum, error) {
 	sub := make(map[string]tariffs.Plan, len(b.ids))
 	bits, lookbacks := make([]uint16, len(b.ids)), make([]uint32, len(b.ids))
 	w0, w1 := req.Start.Unix(), req.End.Unix()
@@ -111,15 +139,9 @@ func (c *Coster) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits),
 		chstore.Named("lookbacks", lookbacks))
 	name, stmt := "fleet", fleetStmt
-	if !b.tiered && !c.joinOnly {
-		fa, ok, err := c.fleetTimelines(ctx, scope, b, sub)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			name, stmt, shape.Comps = "fleet_arrays", fleetArraysStmt, fa.comps
-			args = append(args, fa.named()...)
-		}
+	if fa != nil {
+		name, stmt, shape.Comps = "fleet_arrays", fleetArraysStmt, fa.comps
+		args = append(args, fa.named()...)
 	}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {
