@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -47,43 +49,63 @@ type fleetBatch struct {
 	ids    []string
 }
 
-// fleetSums prices the records of locs, batch by batch.
+// fleetParallel is how many fleet queries run at once: two keep both cores of a small
+// server busy through each query's single-threaded stages.
+const fleetParallel = 2
+
+// fleetTask is one fleet query: a batch, with its packed timelines or nil for the JOIN.
+type fleetTask struct {
+	batch fleetBatch
+	fa    *fleetArrays
+}
+
+// fleetSums prices the records of locs, fleetParallel queries at a time.
 func (c *Coster) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]fleetSum, error) {
-	var out []fleetSum
+	var tasks []fleetTask
 	for _, b := range fleetBatches(locs, plans) {
-		sums, err := c.fleetBatch(ctx, scope, req, b, plans)
+		ts, err := c.fleetTasks(ctx, scope, b, plans)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sums...)
+		tasks = append(tasks, ts...)
+	}
+	results := make([][]fleetSum, len(tasks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fleetParallel)
+	for i, t := range tasks {
+		g.Go(func() error {
+			var err error
+			results[i], err = c.fleetQuery(gctx, scope, req, t.batch, plans, t.fa)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []fleetSum
+	for _, r := range results {
+		out = append(out, r...)
 	}
 	return out, nil
 }
 
-// fleetBatch prices one batch: untiered locations whose timelines fit as arrays through
-// fleet_arrays.sql, the others through the JOIN of fleet.sql.
-func (c *Coster) fleetBatch(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
-	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+// fleetTasks splits a batch: untiered locations whose timelines fit as arrays go to
+// fleet_arrays.sql, the others to the JOIN of fleet.sql.
+func (c *Coster) fleetTasks(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan) ([]fleetTask, error) {
 	if b.tiered || c.joinOnly {
-		return c.fleetQuery(ctx, scope, req, b, plans, nil)
+		return []fleetTask{{batch: b}}, nil
 	}
 	fa, packed, rest, err := c.fleetTimelines(ctx, scope, b, plans)
 	if err != nil {
 		return nil, err
 	}
-	var out []fleetSum
+	var out []fleetTask
 	if len(packed) > 0 {
-		if out, err = c.fleetQuery(ctx, scope, req, fleetBatch{zone: b.zone, ids: packed}, plans, &fa); err != nil {
-			return nil, err
-		}
+		out = append(out, fleetTask{batch: fleetBatch{zone: b.zone, ids: packed}, fa: &fa})
 	}
 	if len(rest) > 0 {
-		sums, err := c.fleetQuery(ctx, scope, req, fleetBatch{zone: b.zone, ids: rest}, plans, nil)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sums...)
+		out = append(out, fleetTask{batch: fleetBatch{zone: b.zone, ids: rest}})
 	}
 	return out, nil
 }
