@@ -57,12 +57,14 @@ type Coster struct {
 	// joinOnly prices every window through the JOINs of cost.sql and fleet.sql (tests
 	// compare the paths).
 	joinOnly bool
+	// finalFrom is the fleet batch size from which fleet_arrays.sql reads with FINAL.
+	finalFrom int
 }
 
 // NewCoster returns a Coster.
 func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbon.Store, now func() time.Time) *Coster {
 	return &Coster{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
-		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize)}
+		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom}
 }
 
 // costRow is one row of cost.sql.

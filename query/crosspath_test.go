@@ -50,7 +50,7 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 			fleetAgg = query.FleetAggregationNone
 		}
 		rows := map[string]map[string][]query.FleetRow{} // by path, location
-		for path, c := range map[string]*query.Coster{"fleet arrays": coster, "fleet join": joins} {
+		for path, c := range map[string]*query.Coster{"fleet arrays": coster, "fleet arrays FINAL": query.FinalAlways(coster), "fleet join": joins} {
 			fleet, err := c.Fleet(ctx, scope, query.FleetRequest{Start: crossFrom, End: crossTo, Aggregation: fleetAgg, Limit: 10000})
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, fleetAgg, err)

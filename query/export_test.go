@@ -7,3 +7,11 @@ func JoinOnly(c *Coster) *Coster {
 	d.joinOnly = true
 	return &d
 }
+
+// FinalAlways returns a Coster like c whose fleet array queries read with FINAL however
+// small the batch.
+func FinalAlways(c *Coster) *Coster {
+	d := *c
+	d.finalFrom = 1
+	return &d
+}

@@ -35,6 +35,9 @@ ORDER BY loc, dev, k
 -- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 SELECT loc, dev, rid, rs, re, e, rc, tr, tr AS ctr, is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
+    -- Locations on one product are priced by the segments of one of them (rep): the
+    -- JOIN's hash table holds each product's segments once.
+    transform(loc, @act_loc, @reps, '') AS rep,
     arrayJoin(arrayPushBack({{hours "rs" "re"}}, toUInt32(0))) AS hb
 FROM
 (
@@ -62,8 +65,8 @@ FROM
 {{end}}
 
 {{define "fleet_segments"}}
--- Price segments of the fleet's locations by the UTC hours they cover.
-SELECT loc, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb
+-- Price segments of the fleet's products (by representative location) by the UTC hours they cover.
+SELECT loc AS rep, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb
 FROM ({{template "segments" .}})
 {{end}}
 
@@ -75,7 +78,7 @@ SELECT loc, dev, rs, re, comp, act, tr, e,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
     if(comp = 0, 0., e * xcov / (re - rs) * price[1] / 1000) AS xm
 FROM ({{template "fleet_records" .}}) AS recs
-ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (loc, ctr, hb)
+ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
 WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 {{end}}
 
@@ -102,7 +105,7 @@ FROM
             if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
             if(comp = 0, 0., e * xcov / (re - rs)) AS wh
         FROM ({{template "fleet_records" .}}) AS recs
-        ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (loc, ctr, hb)
+        ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
         WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
     )
     GROUP BY loc, dev, comp, tier
