@@ -65,7 +65,7 @@ func (c *Coster) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	var tasks []fleetTask
 	for _, b := range fleetBatches(locs, plans) {
-		ts, err := c.fleetTasks(ctx, scope, b, plans, req.End.Unix()-req.Start.Unix())
+		ts, err := c.fleetTasks(ctx, scope, b, plans)
 		if err != nil {
 			return nil, err
 		}
@@ -94,16 +94,10 @@ func (c *Coster) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 // fleetFinalFrom is the batch size from which fleet_arrays.sql reads with FINAL (see there).
 const fleetFinalFrom = 500
 
-// fleetArraysMaxWindow is the longest window priced by fleet_arrays.sql: over a year each
-// record's array functions take the whole constant arrays of a long timeline (15 s for 900
-// locations' year on 18.16), where the JOIN on hours stays linear.
-const fleetArraysMaxWindow = 35 * 86400
-
 // fleetTasks splits a batch: untiered locations whose timelines fit as arrays go to
 // fleet_arrays.sql, the others to the JOIN of fleet.sql.
-func (c *Coster) fleetTasks(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan,
-	window int64) ([]fleetTask, error) {
-	if b.tiered || c.joinOnly || window > fleetArraysMaxWindow {
+func (c *Coster) fleetTasks(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan) ([]fleetTask, error) {
+	if b.tiered || c.joinOnly {
 		return []fleetTask{{batch: b}}, nil
 	}
 	fa, packed, rest, err := c.fleetTimelines(ctx, scope, b, plans)
