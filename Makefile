@@ -57,7 +57,7 @@ cluster-down: ## Stop the local cluster
 test-cluster: services ## Start the local cluster, run the API suite and the cluster drills on it, stop it
 	@scripts/cluster.sh up
 	@trap 'scripts/cluster.sh down' EXIT; \
-	$(CLUSTER_ENV) $(GO) test -count=1 -timeout 30m ./httpapi/ ./schema/ ./docstore/ ./ingest/ ./tariffs/ && \
+	$(CLUSTER_ENV) $(GO) test -count=1 -timeout 30m ./httpapi/ ./query/ ./schema/ ./docstore/ ./ingest/ ./tariffs/ && \
 	$(CLUSTER_ENV) $(GO) test -count=1 -timeout 10m -v -run 'Cluster|Shards|KilledNode' ./conformance/
 
 .PHONY: test-short
