@@ -31,6 +31,14 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 		first := fmt.Sprintf("toUInt32(intDiv(%s, 3600))", a)
 		return fmt.Sprintf("arrayMap((x, f) -> toUInt32(x + f), range(%[1]s), arrayResize([%[2]s], %[1]s, %[2]s))", n, first)
 	},
+	// bandMoney is the money of wh Wh counted over [cum - wh, cum) of a tier period: the
+	// part inside each band [lo, hi) at the band's price per kWh (the one tier rule). The
+	// lambda takes cum and wh as arrays: 18.16 cannot capture columns there.
+	"bandMoney": func(hi, price, cum, wh string) string {
+		return fmt.Sprintf("arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p, "+
+			"%[1]s, arrayPopBack(arrayPushFront(%[1]s, 0.)), %[2]s, arrayResize([%[3]s], length(%[1]s), %[3]s), "+
+			"arrayResize([%[4]s], length(%[1]s), %[4]s))) / 1000", hi, price, cum, wh)
+	},
 }).ParseFS(sqlFiles, "*.sql"))
 
 var (

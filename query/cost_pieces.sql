@@ -5,12 +5,8 @@
 -- only pieces of reported records (is_out = 1) leave this query.
 -- (Used only with banded rates; without them "single" prices records in one read.)
 SELECT rid, comp, pconf, cover,
-    -- The counter runs over [cum - wh, cum): the part inside each band [lo, hi) costs the
-    -- band's price per kWh. (18.16 lambdas cannot capture columns here: cum and wh enter
-    -- as arrays of their own.)
-    arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p,
-        hi, arrayPushFront(arrayPopBack(hi), 0.), price,
-        arrayResize([cum], length(hi), cum), arrayResize([wh], length(hi), wh))) / 1000 AS money
+    -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
+    {{bandMoney "hi" "price" "cum" "wh"}} AS money
 FROM
 (
     SELECT comp, it.2 AS rid, it.3 AS is_out, it.4 AS wh, it.5 AS hi, it.6 AS price, it.7 AS pconf, it.8 AS cover, cum

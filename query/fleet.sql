@@ -86,11 +86,8 @@ WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 -- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
 -- (a group of its own: comp 0 holds the records themselves and prices nothing).
 SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
-    -- The counter runs over [cum - wh, cum): the part inside each band [lo, hi) costs the
-    -- band's price per kWh (lambdas take cum and wh as arrays: 18.16 captures no column here).
-    arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p,
-        it.9, arrayPopBack(arrayPushFront(it.9, 0.)), it.10,
-        arrayResize([cum], length(it.9), cum), arrayResize([it.8], length(it.9), it.8))) / 1000 AS xm
+    -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
+    {{bandMoney "it.9" "it.10" "cum" "it.8"}} AS xm
 FROM
 (
     SELECT loc, dev, comp, any(act) AS act,
