@@ -187,6 +187,7 @@ type costShape struct {
 	Daily, Instant, Markets, Tiered, Arrays bool
 	Refs                                    bool // records' session and record references are needed
 	Comps                                   []componentArrays
+	ActBits                                 uint16 // bit 1 << (n - 1): component n has tariffs (arrays)
 }
 
 func (c *Coster) run(ctx context.Context, a costArgs) ([]costRow, error) {
@@ -200,6 +201,11 @@ func (c *Coster) run(ctx context.Context, a costArgs) ([]costRow, error) {
 		}
 		if arrays.ok {
 			shape.Arrays, shape.Comps = true, arrays.comps
+			for _, comp := range arrays.comps {
+				if comp.Present {
+					shape.ActBits |= 1 << (comp.N - 1)
+				}
+			}
 			args = append(args, arrays.named()...)
 		}
 	}

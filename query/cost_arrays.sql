@@ -6,16 +6,12 @@
 -- per bucket of @bucket seconds from @t0) naming the few segments a record can touch.
 -- The per-record money is a WITH list, so the daily sums need no third level.
 WITH
+    toUInt16({{.ActBits}}) AS act,
     toUInt32(intDiv(rs - @t0, @bucket) + 1) AS b0, toUInt32(intDiv(re - 1 - @t0, @bucket) + 1) AS b1
 {{- range .Comps}}
     {{- template "arrays_component" .}}
-{{- end}},
-    multiIf(tr = 1, m1 + m2, tr = 2, m3, 0.) AS m, multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com,
-    if(tr = 1, m2, 0.) AS m_non,
-    -- A record not fully covered by a component that has tariffs (a market price is
-    -- missing) is priced 0 there with confidence 0.
-    least(least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)),
-        if((tr = 1 AND (cov1 < re - rs OR cov2 < re - rs)) OR (tr = 2 AND cov3 < re - rs), 0., 1.)) AS conf
+{{- end}}
+    {{- template "arrays_money"}}
 SELECT {{template "cost_columns" .}}
 FROM
 (
@@ -70,3 +66,15 @@ FROM
 {{- end}}
 {{- end}}
 {{end}}
+
+{{define "arrays_money"}}
+{{- /* A record's money (tr 1: import, commodity m1 + non-commodity m2; tr 2: export m3)
+and its confidence. act has bit 1 << (n - 1) set when component n has tariffs. */ -}},
+    multiIf(tr = 1, m1 + m2, tr = 2, m3, 0.) AS m, multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com,
+    if(tr = 1, m2, 0.) AS m_non,
+    -- A component with tariffs that leaves a second of a record unpriced (a missing
+    -- market price) prices it 0 there, with confidence 0.
+    least(least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)),
+        if((tr = 1 AND ((bitAnd(act, 1) != 0 AND cov1 < re - rs) OR (bitAnd(act, 2) != 0 AND cov2 < re - rs)))
+            OR (tr = 2 AND bitAnd(act, 4) != 0 AND cov3 < re - rs), 0., 1.)) AS conf
+{{- end}}

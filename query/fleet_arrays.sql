@@ -11,14 +11,8 @@ WITH
     toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1
 {{- range .Comps}}
     {{- template "arrays_component" .}}
-{{- end}},
-    multiIf(tr = 1, m1 + m2, tr = 2, m3, 0.) AS m, multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com,
-    if(tr = 1, m2, 0.) AS m_non,
-    -- A component the location has tariffs of (act) that leaves a second of a record
-    -- unpriced (a missing market price) makes the record's confidence 0.
-    least(least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)),
-        if((tr = 1 AND ((bitAnd(act, 1) != 0 AND cov1 < re - rs) OR (bitAnd(act, 2) != 0 AND cov2 < re - rs)))
-            OR (tr = 2 AND bitAnd(act, 4) != 0 AND cov3 < re - rs), 0., 1.)) AS conf
+{{- end}}
+    {{- template "arrays_money"}}
 SELECT loc, dev, {{template "fleet_key" .}} AS k,
     sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non, min(conf) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export
