@@ -162,7 +162,7 @@ func (c *Coster) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	if args.plan, err = c.tariffs.Plan(ctx, scope, args.location, args.w0, args.w1); err != nil {
 		return EnergyCost{}, err
 	}
-	rows, err := c.run(ctx, args)
+	rows, err := c.intervalRows(ctx, args, req)
 	if err != nil {
 		return EnergyCost{}, err
 	}

@@ -1,0 +1,34 @@
+package query
+
+import (
+	"context"
+	"time"
+
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+// intervalRows prices an interval request. A tiered location's days and months are summed
+// by the fleet query for that one location: it reads the records once, where cost.sql's
+// per-record JOIN reads them twice (a month by DAY: see docs/benchmarks.md, session 7).
+// Records, sessions, devices and carbon keep cost.sql's per-record rows.
+func (c *Coster) intervalRows(ctx context.Context, a costArgs, req CostRequest) ([]costRow, error) {
+	if !a.plan.Tiered || !a.daily || a.session != "" || a.device != "" || req.IncludeCarbon || c.joinOnly {
+		return c.run(ctx, a)
+	}
+	if err := c.tariffs.EnsureRates(ctx, a.scope, a.plan); err != nil {
+		return nil, err
+	}
+	fr := FleetRequest{Start: time.Unix(a.w0, 0).UTC(), End: time.Unix(a.w1, 0).UTC(), Direction: a.direction,
+		Aggregation: AggregationDay, GroupBy: GroupLocation}
+	sums, err := c.fleetQuery(ctx, a.scope, fr, fleetBatch{zone: a.zone, tiered: true, ids: []string{a.location}},
+		map[string]tariffs.Plan{a.location: a.plan}, nil)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]costRow, len(sums))
+	for i, s := range sums {
+		rows[i] = costRow{Key: s.Key, Energy: s.Energy, Money: s.Money, MoneyCommodity: s.MoneyCom,
+			MoneyNonCommodity: s.MoneyNon, Confidence: s.Confidence, NImport: s.NImport, NExport: s.NExport}
+	}
+	return rows, nil
+}
