@@ -75,6 +75,11 @@ func stripComments(s string) string {
 // table's partitions are UTC months.
 func TestMonthPartitionsKeepEveryRecord(t *testing.T) {
 	db := testkit.ClickHouse(t)
+	if db.Cluster != "" {
+		// After its RENAME the live table holds the copy's ZooKeeper path, so a second
+		// CREATE of the copy is refused (the migration's comment says what to do then).
+		t.Skip("0008 runs again only on one node")
+	}
 	ctx := context.Background()
 	insert, err := db.Insert(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id, device_id, direction,
 		tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id, record_reference_id, batch_id, version) VALUES`))
@@ -113,11 +118,7 @@ func TestMonthPartitionsKeepEveryRecord(t *testing.T) {
 	if n != 3 || wh != 600 {
 		t.Errorf("after the copy: %d records, %v Wh; want 3, 600", n, wh)
 	}
-	local := "meter_records"
-	if db.Cluster != "" {
-		local = "meter_records_local"
-	}
-	rows, err := db.Query(ctx, chstore.Tool("SELECT DISTINCT partition FROM system.parts WHERE database = ? AND table = ? AND active ORDER BY partition"), db.Database, local)
+	rows, err := db.Query(ctx, chstore.Tool("SELECT DISTINCT partition FROM system.parts WHERE database = ? AND table = 'meter_records' AND active ORDER BY partition"), db.Database)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestMonthPartitionsKeepEveryRecord(t *testing.T) {
 		}
 		parts = append(parts, p)
 	}
-	if strings.Join(parts, ",") != "202401,202402" && db.Cluster == "" {
+	if strings.Join(parts, ",") != "202401,202402" {
 		t.Errorf("partitions %v, want 202401,202402", parts)
 	}
 }

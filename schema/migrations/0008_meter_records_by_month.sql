@@ -4,7 +4,10 @@
 -- day-spanning uploads touch fewer partitions too. 18.16 cannot change PARTITION BY in
 -- place, so the table is copied: stop ingest while this runs (records written between the
 -- copy and the rename would stay behind in the old table). Safe to re-run after a failure
--- at any step: a copy made twice holds each version twice, which reads already collapse.
+-- at any step on one node, and up to the RENAME on a cluster (a copy made twice holds each
+-- version twice, which reads already collapse); on a cluster after the RENAME, the live
+-- table holds the copy's ZooKeeper path: drop meter_records_by_day_local ON CLUSTER by
+-- hand and record version 8 in schema_migrations.
 DROP TABLE IF EXISTS {{table "meter_records_by_day"}} {{.OnCluster}};
 
 -- Same columns as meter_records; only the partitions differ.
