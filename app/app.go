@@ -42,7 +42,7 @@ type App struct {
 	Tariffs  *tariffs.Service
 	Carbon   *carbon.Store
 	Limits   *limits.Limits
-	Coster   *query.Coster
+	Pricer   *query.Pricer
 	Writer   *ingest.Writer
 	API      *httpapi.Server
 	Now      func() time.Time
@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Catalog.SetDeviceActivity(a.Ingest)
 	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
 	a.Carbon = carbon.NewStore(db, docs, now)
-	a.Coster = query.NewCoster(db, a.Tariffs, a.Catalog, a.Carbon, now)
+	a.Pricer = query.NewPricer(db, a.Tariffs, a.Catalog, a.Carbon, now)
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),
@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		Ingest:              a.Ingest,
 		IngestMaxBodyBytes:  ic.MaxBodyBytes,
 		Tariffs:             a.Tariffs,
-		Coster:              a.Coster,
+		Pricer:              a.Pricer,
 		Carbon:              a.Carbon,
 		Limits:              a.Limits,
 		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},

@@ -26,7 +26,7 @@ func (s *Server) costInterval(c *gin.Context) (int, any, error) {
 	if !kwhouse.ValidID(kwhouse.PrefixLocation, req.ObjectID) && !kwhouse.ValidID(kwhouse.PrefixDevice, req.ObjectID) {
 		return 0, nil, kwhouse.NotFound("id", req.ObjectID)
 	}
-	out, err := s.deps.Coster.Interval(c.Request.Context(), scopeOf(c), req)
+	out, err := s.deps.Pricer.Interval(c.Request.Context(), scopeOf(c), req)
 	return http.StatusOK, out, err
 }
 
@@ -54,7 +54,7 @@ func (s *Server) costSession(c *gin.Context) (int, any, error) {
 	if err := boolParams(c, map[string]*bool{"include_tariff": &flags.IncludeTariff, "include_carbon": &flags.IncludeCarbon}); err != nil {
 		return 0, nil, err
 	}
-	out, err := s.deps.Coster.Session(c.Request.Context(), scopeOf(c), c.Param("id"), c.Query("direction"), flags)
+	out, err := s.deps.Pricer.Session(c.Request.Context(), scopeOf(c), c.Param("id"), c.Query("direction"), flags)
 	return http.StatusOK, out, err
 }
 
@@ -76,7 +76,7 @@ func (s *Server) costInstant(c *gin.Context) (int, any, error) {
 	_ = decodeLenient(body, &inBody)
 	nonPersistent := nonPersistentQuery || (inBody.NonPersistent != nil && *inBody.NonPersistent)
 	record := withoutNonPersistent(body)
-	out, err := s.deps.Coster.Instant(c.Request.Context(), scopeOf(c), record, flags)
+	out, err := s.deps.Pricer.Instant(c.Request.Context(), scopeOf(c), record, flags)
 	if err != nil || nonPersistent {
 		return http.StatusOK, out, err
 	}

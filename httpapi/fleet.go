@@ -52,7 +52,7 @@ func (s *Server) costFleet(c *gin.Context) {
 		return
 	}
 	asCSV := strings.Contains(c.GetHeader("Accept"), "text/csv")
-	out, err := s.deps.Coster.Fleet(c.Request.Context(), scopeOf(c), body.request(asCSV))
+	out, err := s.deps.Pricer.Fleet(c.Request.Context(), scopeOf(c), body.request(asCSV))
 	if err != nil {
 		s.writeError(c, err)
 		return

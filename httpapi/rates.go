@@ -18,6 +18,6 @@ func (s *Server) tariffRates(c *gin.Context) (int, any, error) {
 	if err := boolParams(c, map[string]*bool{"include_tariff": &req.IncludeTariff, "include_carbon": &req.IncludeCarbon}); err != nil {
 		return 0, nil, err
 	}
-	out, err := s.deps.Coster.Rates(c.Request.Context(), scopeOf(c), req)
+	out, err := s.deps.Pricer.Rates(c.Request.Context(), scopeOf(c), req)
 	return http.StatusOK, out, err
 }

@@ -40,7 +40,7 @@ type Deps struct {
 	Now                func() time.Time
 	Ingest             *ingest.Service
 	Tariffs            *tariffs.Service
-	Coster             *query.Coster
+	Pricer             *query.Pricer
 	Carbon             *carbon.Store
 	Limits             *limits.Limits
 	IngestMaxBodyBytes int64

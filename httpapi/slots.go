@@ -81,7 +81,7 @@ func (s *Server) slotsThreshold(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := s.deps.Coster.Threshold(c.Request.Context(), scopeOf(c), req)
+	out, err := s.deps.Pricer.Threshold(c.Request.Context(), scopeOf(c), req)
 	return http.StatusOK, out, err
 }
 
@@ -90,6 +90,6 @@ func (s *Server) slotsTime(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := s.deps.Coster.TimeSlots(c.Request.Context(), scopeOf(c), req)
+	out, err := s.deps.Pricer.TimeSlots(c.Request.Context(), scopeOf(c), req)
 	return http.StatusOK, out, err
 }

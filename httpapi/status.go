@@ -55,7 +55,7 @@ func (s *Server) threeDays(ctx context.Context, scope kwhouse.Scope, st catalog.
 	day := func(offset int) time.Time {
 		return time.Date(now.Year(), now.Month(), now.Day()+offset, 0, 0, 0, 0, zone)
 	}
-	r, err := s.deps.Coster.Rates(ctx, scope, query.RatesRequest{LocationID: st.ID, Direction: direction, Start: day(-1), End: day(2)})
+	r, err := s.deps.Pricer.Rates(ctx, scope, query.RatesRequest{LocationID: st.ID, Direction: direction, Start: day(-1), End: day(2)})
 	if kwhouse.KindOf(err) == kwhouse.KindUnprocessable {
 		return nil, nil
 	}

@@ -41,7 +41,7 @@ type carbonKey struct {
 // weighCarbon sets the carbon of every cost row: each of its records weighed by the
 // intensity series of the location's country (carbon.Weigh), summed as the rows sum the
 // records' money. A LOCAL record draws nothing from the grid: 0 g.
-func (c *Coster) weighCarbon(ctx context.Context, a costArgs, loc catalog.Location, rows []costRow) error {
+func (c *Pricer) weighCarbon(ctx context.Context, a costArgs, loc catalog.Location, rows []costRow) error {
 	recs, err := c.carbonRecords(ctx, a)
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func weighRecord(r carbonRecord, ivs []carbon.Interval) carbon.Weighed {
 }
 
 // carbonRecords reads the records a's cost query prices (the instant record as given).
-func (c *Coster) carbonRecords(ctx context.Context, a costArgs) ([]carbonRecord, error) {
+func (c *Pricer) carbonRecords(ctx context.Context, a costArgs) ([]carbonRecord, error) {
 	if in := a.instant; in != nil {
 		return []carbonRecord{{rs: uint32(in.Start), re: uint32(in.End), wh: in.EnergyWh, conf: in.Confidence,
 			tariffRate: uint8(in.TariffRate)}}, nil
@@ -109,7 +109,7 @@ func (c *Coster) carbonRecords(ctx context.Context, a costArgs) ([]carbonRecord,
 
 // seriesIntervals returns the intensities of the location's series over [from, to): the
 // one it names, else its country's default.
-func (c *Coster) seriesIntervals(ctx context.Context, scope kwhouse.Scope, loc catalog.Location, from, to int64) ([]carbon.Interval, error) {
+func (c *Pricer) seriesIntervals(ctx context.Context, scope kwhouse.Scope, loc catalog.Location, from, to int64) ([]carbon.Interval, error) {
 	series := loc.CarbonSeriesID
 	if series == "" {
 		var err error

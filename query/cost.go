@@ -52,8 +52,9 @@ var (
 		GROUP BY location_id, device_id LIMIT 2`)
 )
 
-// Coster prices meter records.
-type Coster struct {
+// Pricer answers every question about prices: the cost of meter records (interval,
+// session, instant, fleet), price timelines and slots.
+type Pricer struct {
 	db        *chstore.DB
 	tariffs   *tariffs.Service
 	catalog   *catalog.Catalog
@@ -69,9 +70,9 @@ type Coster struct {
 	finalFrom int
 }
 
-// NewCoster returns a Coster.
-func NewCoster(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbon.Store, now func() time.Time) *Coster {
-	return &Coster{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
+// NewPricer returns a Pricer.
+func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbon.Store, now func() time.Time) *Pricer {
+	return &Pricer{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
 		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom}
 }
 
@@ -190,7 +191,7 @@ type costShape struct {
 	ActBits                                 uint16 // bit 1 << (n - 1): component n has tariffs (arrays)
 }
 
-func (c *Coster) run(ctx context.Context, a costArgs) ([]costRow, error) {
+func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
 	shape := costShape{Daily: a.daily, Instant: a.instant != nil, Markets: len(a.plan.Markets) > 0, Tiered: a.plan.Tiered,
 		Refs: !a.daily || a.session != ""}
 	args := a.named()

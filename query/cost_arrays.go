@@ -48,7 +48,7 @@ type costArrays struct {
 
 // arraySegments returns the arrays pricing a's records, from memory when the scope's
 // pricing epoch has not moved (a warm request neither computes nor indexes segments).
-func (c *Coster) arraySegments(ctx context.Context, a costArgs) (costArrays, error) {
+func (c *Pricer) arraySegments(ctx context.Context, a costArgs) (costArrays, error) {
 	t0, t1 := a.plan.RangeStart, a.plan.RangeEnd
 	comps := withTariffs(a.plan, allComponents)
 	if len(comps) == 0 {

@@ -43,14 +43,14 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 	}
 	ctx := context.Background()
 	scope := kwhouse.Scope{AccountID: acc.ID}
-	coster, joins := api.App.Coster, query.JoinOnly(api.App.Coster)
+	coster, joins := api.App.Pricer, query.JoinOnly(api.App.Pricer)
 	for _, agg := range []string{query.AggregationNone, query.AggregationDay, query.AggregationMonth} {
 		fleetAgg := agg
 		if agg == query.AggregationNone {
 			fleetAgg = query.FleetAggregationNone
 		}
 		rows := map[string]map[string][]query.FleetRow{} // by path, location
-		for path, c := range map[string]*query.Coster{"fleet arrays": coster, "fleet arrays FINAL": query.FinalAlways(coster), "fleet join": joins} {
+		for path, c := range map[string]*query.Pricer{"fleet arrays": coster, "fleet arrays FINAL": query.FinalAlways(coster), "fleet join": joins} {
 			fleet, err := c.Fleet(ctx, scope, query.FleetRequest{Start: crossFrom, End: crossTo, Aggregation: fleetAgg, Limit: 10000})
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, fleetAgg, err)

@@ -152,7 +152,7 @@ func (r *FleetRequest) defaults() {
 }
 
 // Fleet prices the records of many locations or devices at once (POST /costs/fleet).
-func (c *Coster) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetRequest) (FleetCost, error) {
+func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetRequest) (FleetCost, error) {
 	if err := req.Validate(); err != nil {
 		return FleetCost{}, err
 	}
@@ -188,7 +188,7 @@ func (c *Coster) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 
 // fleetLocations returns the request's locations by id: all of the scope, of a customer,
 // or those named (every one must exist); with group_by customer, only customers' ones.
-func (c *Coster) fleetLocations(ctx context.Context, scope kwhouse.Scope, req FleetRequest) (map[string]catalog.Location, error) {
+func (c *Pricer) fleetLocations(ctx context.Context, scope kwhouse.Scope, req FleetRequest) (map[string]catalog.Location, error) {
 	if req.CustomerID != "" {
 		if _, err := c.catalog.GetCustomer(ctx, scope, req.CustomerID); err != nil {
 			if kwhouse.KindOf(err) == kwhouse.KindNotFound {

@@ -23,10 +23,10 @@ type fleetArrays struct {
 
 // fleetTimelines returns the timelines of the batch's locations that can be sent as
 // arrays (from memory where a location on the same product was priced under the current
-// epoch: Coster.arraySegments), those locations, and the rest, for the JOIN: locations
+// epoch: Pricer.arraySegments), those locations, and the rest, for the JOIN: locations
 // whose timeline is too long (a year of half-hourly prices) or would take the packed
 // segments past maxFleetArraySegments.
-func (c *Coster) fleetTimelines(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan) (fleetArrays, []string, []string, error) {
+func (c *Pricer) fleetTimelines(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan) (fleetArrays, []string, []string, error) {
 	number := map[string]uint32{}
 	var distinct []costArrays
 	var out fleetArrays

@@ -61,7 +61,7 @@ type fleetTask struct {
 }
 
 // fleetSums prices the records of locs, fleetParallel queries at a time.
-func (c *Coster) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	var tasks []fleetTask
 	for _, b := range fleetBatches(locs, plans) {
@@ -96,7 +96,7 @@ const fleetFinalFrom = 500
 
 // fleetTasks splits a batch: untiered locations whose timelines fit as arrays go to
 // fleet_arrays.sql, the others to the JOIN of fleet.sql.
-func (c *Coster) fleetTasks(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan) ([]fleetTask, error) {
+func (c *Pricer) fleetTasks(ctx context.Context, scope kwhouse.Scope, b fleetBatch, plans map[string]tariffs.Plan) ([]fleetTask, error) {
 	if b.tiered || c.joinOnly {
 		return []fleetTask{{batch: b}}, nil
 	}
@@ -138,7 +138,7 @@ func fleetBatches(locs map[string]catalog.Location, plans map[string]tariffs.Pla
 
 // fleetQuery runs fleet_arrays.sql for one batch with its packed timelines fa, or the JOIN
 // of fleet.sql when fa is nil.
-func (c *Coster) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
+func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
 	plans map[string]tariffs.Plan, fa *fleetArrays) ([]fleetSum, error) {
 	sub := make(map[string]tariffs.Plan, len(b.ids))
 	bits, lookbacks := make([]uint16, len(b.ids)), make([]uint32, len(b.ids))

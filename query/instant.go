@@ -31,7 +31,7 @@ type InstantCost struct {
 
 // Instant prices one record given in the request (POST /costs/instant). It only prices:
 // storing the record (unless non_persistent) is the caller's, through ingest.
-func (c *Coster) Instant(ctx context.Context, scope kwhouse.Scope, body []byte, flags CostFlags) (InstantCost, error) {
+func (c *Pricer) Instant(ctx context.Context, scope kwhouse.Scope, body []byte, flags CostFlags) (InstantCost, error) {
 	rec, err := ingest.ParseOne(body)
 	if err != nil {
 		return InstantCost{}, err

@@ -140,7 +140,7 @@ func checkWindow(start, end time.Time, max time.Duration, maxText string) error 
 }
 
 // Interval prices the records of a location or device (POST /costs/interval/{id}).
-func (c *Coster) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequest) (EnergyCost, error) {
+func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequest) (EnergyCost, error) {
 	if err := req.validate(); err != nil {
 		return EnergyCost{}, err
 	}
@@ -180,7 +180,7 @@ func (c *Coster) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 }
 
 // resolveScope finds the location whose tariffs price the request and sets the record filter.
-func (c *Coster) resolveScope(ctx context.Context, scope kwhouse.Scope, req CostRequest, a *costArgs) (catalog.Location, error) {
+func (c *Pricer) resolveScope(ctx context.Context, scope kwhouse.Scope, req CostRequest, a *costArgs) (catalog.Location, error) {
 	switch {
 	case kwhouse.ValidID(kwhouse.PrefixLocation, req.ObjectID):
 		a.location = req.ObjectID
@@ -205,7 +205,7 @@ func (c *Coster) resolveScope(ctx context.Context, scope kwhouse.Scope, req Cost
 }
 
 // deviceLocations lists the locations of a device's records in the window (at most 2).
-func (c *Coster) deviceLocations(ctx context.Context, scope kwhouse.Scope, req CostRequest) ([]string, error) {
+func (c *Pricer) deviceLocations(ctx context.Context, scope kwhouse.Scope, req CostRequest) ([]string, error) {
 	live := scope.LiveByte()
 	rows, err := c.db.Query(ctx, deviceLocationsStmt,
 		scope.AccountID, live, req.ObjectID, req.Direction, uint32(req.Start.Unix()), uint32(req.End.Unix()))
@@ -224,7 +224,7 @@ func (c *Coster) deviceLocations(ctx context.Context, scope kwhouse.Scope, req C
 	return out, chstore.Classify(rows.Err())
 }
 
-func (c *Coster) newResponse(scope kwhouse.Scope, req CostRequest, loc catalog.Location) EnergyCost {
+func (c *Pricer) newResponse(scope kwhouse.Scope, req CostRequest, loc catalog.Location) EnergyCost {
 	out := EnergyCost{ID: kwhouse.NewID(kwhouse.PrefixCost), Object: "energy_cost", ObjectID: req.ObjectID,
 		LiveMode: scope.LiveMode, Direction: req.Direction, LocationTimezone: loc.Timezone, CurrencyCode: loc.CurrencyCode,
 		EnergyUnits: "WH", StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End),

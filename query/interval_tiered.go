@@ -11,7 +11,7 @@ import (
 // by the fleet query for that one location: it reads the records once, where cost.sql's
 // per-record JOIN reads them twice (a month by DAY: see docs/benchmarks.md, session 7).
 // Records, sessions, devices and carbon keep cost.sql's per-record rows.
-func (c *Coster) intervalRows(ctx context.Context, a costArgs, req CostRequest) ([]costRow, error) {
+func (c *Pricer) intervalRows(ctx context.Context, a costArgs, req CostRequest) ([]costRow, error) {
 	if !a.plan.Tiered || !a.daily || a.session != "" || a.device != "" || req.IncludeCarbon || c.joinOnly {
 		return c.run(ctx, a)
 	}

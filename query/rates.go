@@ -72,7 +72,7 @@ type RatesRequest struct {
 
 // Rates returns the price timeline of a location (import = commodity + non-commodity,
 // first band), split wherever any part of the price changes.
-func (c *Coster) Rates(ctx context.Context, scope kwhouse.Scope, req RatesRequest) (TariffRates, error) {
+func (c *Pricer) Rates(ctx context.Context, scope kwhouse.Scope, req RatesRequest) (TariffRates, error) {
 	tr := timelineRequest{scope: scope, locationID: req.LocationID, direction: req.Direction, start: req.Start, end: req.End}
 	loc, periods, err := c.timeline(ctx, tr)
 	if err != nil {

@@ -18,7 +18,7 @@ var segmentsStmt = chstore.Register("query.segments", "segments.sql: one locatio
 // price + surcharge_fixed) × (1 + surcharge_percentage / 100). Time without a market price
 // has no segment. The segments come from the SQL every cost query prices with, so that
 // prices have one definition.
-func (c *Coster) planSegments(ctx context.Context, scope kwhouse.Scope, location string, plan tariffs.Plan, comps []int,
+func (c *Pricer) planSegments(ctx context.Context, scope kwhouse.Scope, location string, plan tariffs.Plan, comps []int,
 	t0, t1 int64, limit int) ([]segment, error) {
 	if err := c.tariffs.EnsureRates(ctx, scope, plan); err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 
 // Session prices every record of one session_reference_id (POST /costs/session/{id}).
 // The session's records must be of one location (and one device, or none).
-func (c *Coster) Session(ctx context.Context, scope kwhouse.Scope, session string, direction string, flags CostFlags) (EnergyCost, error) {
+func (c *Pricer) Session(ctx context.Context, scope kwhouse.Scope, session string, direction string, flags CostFlags) (EnergyCost, error) {
 	if session == "" || len(session) > 255 {
 		return EnergyCost{}, kwhouse.Invalid("invalid_value", "id", "a session_reference_id is 1 to 255 characters")
 	}

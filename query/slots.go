@@ -91,7 +91,7 @@ func (r *SlotRequest) validate(threshold bool) error {
 	return nil
 }
 
-func (c *Coster) slotTimeline(ctx context.Context, scope kwhouse.Scope, req SlotRequest, threshold bool) (catalog.Location, []RatePeriod, error) {
+func (c *Pricer) slotTimeline(ctx context.Context, scope kwhouse.Scope, req SlotRequest, threshold bool) (catalog.Location, []RatePeriod, error) {
 	if err := req.validate(threshold); err != nil {
 		return catalog.Location{}, nil, err
 	}
@@ -101,7 +101,7 @@ func (c *Coster) slotTimeline(ctx context.Context, scope kwhouse.Scope, req Slot
 // Threshold answers GET /slots/threshold: the periods at or above (HIGH) or at or below
 // (LOW) a price: `absolute`, or the price reached by the top (bottom) `relative` fraction of
 // the window's time, ties kept.
-func (c *Coster) Threshold(ctx context.Context, scope kwhouse.Scope, req SlotRequest) (Slots, error) {
+func (c *Pricer) Threshold(ctx context.Context, scope kwhouse.Scope, req SlotRequest) (Slots, error) {
 	loc, periods, err := c.slotTimeline(ctx, scope, req, true)
 	if err != nil {
 		return Slots{}, err
@@ -166,7 +166,7 @@ func relativeCut(periods []RatePeriod, segment string, want float64) float64 {
 // TimeSlots answers GET /slots/time: the cheapest (LOW) or dearest (HIGH) time adding up to
 // duration minutes. Periods are taken best price first, earlier first on equal prices; the
 // last one needed is taken from its start.
-func (c *Coster) TimeSlots(ctx context.Context, scope kwhouse.Scope, req SlotRequest) (Slots, error) {
+func (c *Pricer) TimeSlots(ctx context.Context, scope kwhouse.Scope, req SlotRequest) (Slots, error) {
 	loc, periods, err := c.slotTimeline(ctx, scope, req, false)
 	if err != nil {
 		return Slots{}, err
@@ -195,7 +195,7 @@ func (c *Coster) TimeSlots(ctx context.Context, scope kwhouse.Scope, req SlotReq
 }
 
 // slotsResponse merges adjacent kept periods into slots with time-weighted mean rates.
-func (c *Coster) slotsResponse(scope kwhouse.Scope, loc catalog.Location, req SlotRequest, object string, kept []RatePeriod) Slots {
+func (c *Pricer) slotsResponse(scope kwhouse.Scope, loc catalog.Location, req SlotRequest, object string, kept []RatePeriod) Slots {
 	prefix := kwhouse.PrefixSlot
 	now := catalog.Timestamp(c.now())
 	out := Slots{ID: kwhouse.NewID(prefix), Object: object, LiveMode: scope.LiveMode, LocationID: loc.ID,

@@ -51,7 +51,7 @@ func (r *timelineRequest) validate() error {
 
 // timeline returns the location and its constant-price periods over the window, split
 // wherever any component's price changes.
-func (c *Coster) timeline(ctx context.Context, r timelineRequest) (catalog.Location, []RatePeriod, error) {
+func (c *Pricer) timeline(ctx context.Context, r timelineRequest) (catalog.Location, []RatePeriod, error) {
 	if err := r.validate(); err != nil {
 		return catalog.Location{}, nil, err
 	}
@@ -72,7 +72,7 @@ func (c *Coster) timeline(ctx context.Context, r timelineRequest) (catalog.Locat
 // loadSpan reads the segments of [s0, s1) from ClickHouse. Sources and periods are cut at
 // points fixed by the contracts, so a window's timeline is the same cut from any span
 // that holds it.
-func (c *Coster) loadSpan(ctx context.Context, r timelineRequest, zone string, s0, s1 int64) (priceSpan, error) {
+func (c *Pricer) loadSpan(ctx context.Context, r timelineRequest, zone string, s0, s1 int64) (priceSpan, error) {
 	a := costArgs{scope: r.scope, location: r.locationID, direction: r.direction, w0: s0, w1: s1, zone: zone}
 	var err error
 	if a.plan, err = c.tariffs.PlanPrices(ctx, r.scope, r.locationID, s0, s1); err != nil {

@@ -39,7 +39,7 @@ func spanOf(w0, w1 int64) (int64, int64) {
 
 // spanSegments returns the segments of r's location and direction over the span holding
 // the window, from memory when the scope's pricing epoch has not moved.
-func (c *Coster) spanSegments(ctx context.Context, r timelineRequest, zone string) (priceSpan, error) {
+func (c *Pricer) spanSegments(ctx context.Context, r timelineRequest, zone string) (priceSpan, error) {
 	s0, s1 := spanOf(r.start.Unix(), r.end.Unix())
 	key := fmt.Sprintf("%s|%s|%d|%d", r.locationID, r.direction, s0, s1)
 	return c.timelines.Get(ctx, r.scope, key, func() (priceSpan, error) { return c.loadSpan(ctx, r, zone, s0, s1) })
