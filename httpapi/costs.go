@@ -81,7 +81,7 @@ func (s *Server) costInstant(c *gin.Context) (int, any, error) {
 		return http.StatusOK, out, err
 	}
 	// Priced, then stored as PUT /meters/interval would store it.
-	if _, err := s.deps.Ingest.SubmitInterval(c.Request.Context(), scopeOf(c), append(append([]byte("["), record...), ']'), ingest.JSONArray); err != nil {
+	if _, err := s.deps.Ingest.SubmitInterval(c.Request.Context(), scopeOf(c), append(append([]byte("["), record...), ']'), ingest.BodyJSONArray); err != nil {
 		return 0, nil, err
 	}
 	out.Persisted = true

@@ -22,9 +22,9 @@ func (s *Server) putInterval(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	format := ingest.JSONArray
+	format := ingest.BodyJSONArray
 	if mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mt == "application/x-ndjson" || mt == "application/jsonl" {
-		format = ingest.NDJSON
+		format = ingest.BodyNDJSON
 	}
 	b, err := s.deps.Ingest.SubmitInterval(c.Request.Context(), scopeOf(c), body, format)
 	s.countRecordsLimited(c, err)

@@ -13,13 +13,13 @@ import (
 	"github.com/kwhouse/kwhouse"
 )
 
-// FileFormat is the layout of a bulk file.
+// FileFormat is the layout of a bulk file (a request body: BodyFormat).
 type FileFormat int
 
 // Bulk file formats.
 const (
-	CSV FileFormat = iota
-	NDJSONFile
+	FileCSV FileFormat = iota
+	FileNDJSON
 )
 
 // BulkOptions tune Load.
@@ -49,7 +49,7 @@ func (s *Service) Load(ctx context.Context, scope kwhouse.Scope, r io.Reader, fo
 	}
 	l := &loader{s: s, scope: scope, opt: opt, chunk: newChunk()}
 	var err error
-	if format == CSV {
+	if format == FileCSV {
 		err = l.readCSV(ctx, r)
 	} else {
 		err = l.readNDJSON(ctx, r)

@@ -44,18 +44,18 @@ func NewService(w *Writer, owners Owners, cfg Config, now func() time.Time) *Ser
 		now: now, maxRecords: cfg.MaxRecordsPerRequest, charge: cfg.Charge}
 }
 
-// Format is how a body frames its records.
-type Format int
+// BodyFormat is how a request body frames its records (a bulk file: FileFormat).
+type BodyFormat int
 
-// Body formats.
+// Request body formats.
 const (
-	JSONArray Format = iota
-	NDJSON
+	BodyJSONArray BodyFormat = iota
+	BodyNDJSON
 )
 
 // SubmitInterval validates and stores the records of body. Records that fail validation
 // are reported in the batch; the others are durable when it returns without error.
-func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body []byte, format Format) (Batch, error) {
+func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body []byte, format BodyFormat) (Batch, error) {
 	// Until its rows are queued, a pending flush may wait for them (MaxHold).
 	queued := s.writer.expect()
 	defer queued()
@@ -63,11 +63,11 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 	// regrowing (and copying) the slices as they arrive.
 	p := newParsed(min(len(body)/100, s.maxRecords) + 1)
 	decode := decodeArray
-	if format == NDJSON {
+	if format == BodyNDJSON {
 		decode = decodeNDJSON
 	}
 	err := decode(body, func(num int, r *rawRecord) error {
-		if format == JSONArray && num >= s.maxRecords {
+		if format == BodyJSONArray && num >= s.maxRecords {
 			return tooManyRecords(s.maxRecords)
 		}
 		rec, problem := normalise(r)

@@ -116,9 +116,9 @@ func fileFormat(file, flag string) (ingest.FileFormat, error) {
 	name := strings.TrimSuffix(strings.ToLower(file), ".gz")
 	switch {
 	case flag == "csv" || (flag == "" && strings.HasSuffix(name, ".csv")):
-		return ingest.CSV, nil
+		return ingest.FileCSV, nil
 	case flag == "ndjson" || (flag == "" && (strings.HasSuffix(name, ".ndjson") || strings.HasSuffix(name, ".jsonl"))):
-		return ingest.NDJSONFile, nil
+		return ingest.FileNDJSON, nil
 	}
 	return 0, fmt.Errorf("%s: cannot tell the format; name it .csv, .ndjson or .jsonl, or pass --format", file)
 }
@@ -127,7 +127,7 @@ func rejectsName(file, flag string, format ingest.FileFormat) string {
 	if flag != "" {
 		return flag
 	}
-	if format == ingest.CSV {
+	if format == ingest.FileCSV {
 		return file + ".rejects.csv"
 	}
 	return file + ".rejects.ndjson"
@@ -153,7 +153,7 @@ func (l *lazyRejects) Reject(line int, original, reason string) error {
 			return err
 		}
 		l.f = f
-		if l.format == ingest.CSV {
+		if l.format == ingest.FileCSV {
 			cw := csv.NewWriter(f)
 			if err := cw.Write([]string{"line", "error", "row"}); err != nil {
 				return err
