@@ -60,12 +60,8 @@ func (in *CumulativeInput) validate(max int) (Record, float64, error) {
 	case len(in.Data) > max:
 		return key, 0, tooManyRecords(max)
 	}
-	if msg := key.setDirections(&raw); msg != "" {
-		param := "direction"
-		if strings.HasPrefix(msg, "tariff_rate") {
-			param = "tariff_rate"
-		}
-		return key, 0, kwhouse.Invalid("invalid_value", param, "%s", msg)
+	if field, msg := key.setDirections(&raw); msg != "" {
+		return key, 0, kwhouse.Invalid("invalid_value", field, "%s", msg)
 	}
 	scale := 0.0
 	switch strings.ToUpper(in.Units) {

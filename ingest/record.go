@@ -80,7 +80,7 @@ func normalise(r *rawRecord) (Record, string) {
 	if rec.DeviceID != "" && !kwhouse.ValidID(kwhouse.PrefixDevice, rec.DeviceID) {
 		return Record{}, "device_id is not a device id (dev_ followed by 24 hex characters)"
 	}
-	if msg := rec.setDirections(r); msg != "" {
+	if _, msg := rec.setDirections(r); msg != "" {
 		return Record{}, msg
 	}
 	if msg := rec.setTimes(f[fStartTime], f[fEndTime]); msg != "" {
@@ -107,7 +107,9 @@ func normalise(r *rawRecord) (Record, string) {
 	return rec, ""
 }
 
-func (rec *Record) setDirections(r *rawRecord) string {
+// setDirections sets direction and tariff_rate; a problem comes back as the field it is
+// about and its message.
+func (rec *Record) setDirections(r *rawRecord) (field, problem string) {
 	rec.Direction = Import
 	if r.set[fDirection] {
 		switch strings.ToUpper(r.fields[fDirection]) {
@@ -115,7 +117,7 @@ func (rec *Record) setDirections(r *rawRecord) string {
 		case "EXPORT":
 			rec.Direction = Export
 		default:
-			return "direction must be IMPORT or EXPORT"
+			return "direction", "direction must be IMPORT or EXPORT"
 		}
 	}
 	rec.TariffRate = rec.Direction
@@ -128,10 +130,10 @@ func (rec *Record) setDirections(r *rawRecord) string {
 		case "LOCAL":
 			rec.TariffRate = Local
 		default:
-			return "tariff_rate must be IMPORT, EXPORT or LOCAL"
+			return "tariff_rate", "tariff_rate must be IMPORT, EXPORT or LOCAL"
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func (rec *Record) setTimes(start, end string) string {
