@@ -421,3 +421,15 @@ func TestNDJSONRecordNumIsTheZeroBasedLine(t *testing.T) {
 		t.Fatalf("NDJSON with a blank line: %d %s, want one failure at record_num 2 and 2 accepted", r.Status, r.Body)
 	}
 }
+
+func TestCumulativeDirectionErrorsNameTheirField(t *testing.T) {
+	e := newMeterEnv(t)
+	for _, c := range []struct{ field, value string }{{"direction", "UP"}, {"tariff_rate", "SOMETIMES"}} {
+		r := e.api.Do(apitest.Request{Method: "PUT", Path: "/meters/cumulative/epoch", Auth: e.acc.Test(), Body: map[string]any{
+			"location_id": e.loc, "units": "KWH", c.field: c.value, "data": []map[string]any{{"time": 1717200000, "value": 1.0}}}})
+		m := r.Map(t)
+		if r.Status != 400 || m["code"] != "invalid_value" || m["param"] != c.field {
+			t.Errorf("%s %s: %d %s, want 400 invalid_value param %s", c.field, c.value, r.Status, r.Body, c.field)
+		}
+	}
+}
