@@ -265,3 +265,18 @@ func checkItems(t *testing.T, c costBody, n int, want func(i int) (string, strin
 		}
 	}
 }
+
+// A market with no price at all in the window prices nothing: money 0 with confidence 0,
+// the same on every path (the array path once answered confidence 1 here).
+func TestCostMarketWithoutAnyPriceIsUnpriced(t *testing.T) {
+	e := newCostEnv(t, "Europe/London")
+	m := e.do("POST", "/markets", map[string]any{"display_name": "silent", "currency_code": "GBP"}).Map(t)["id"].(string)
+	e.tariff(map[string]any{"market_rates": true, "market_id": m, "schedule": flat(map[string]any{"surcharge_fixed": 0.02})})
+	e.reads(map[string]any{"start_time": "2024-01-10T00:00:00Z", "end_time": "2024-01-10T01:00:00Z", "value": 2000})
+	for _, q := range []string{"", "?aggregation=DAY"} {
+		c := e.cost(e.loc, q, "2024-01-10T00:00:00Z", "2024-01-11T00:00:00Z")
+		if len(c.Data) != 1 || c.Data[0].Tariff.Value != 0 || c.Data[0].Tariff.Confidence != 0 || c.Tariff.Confidence != 0 {
+			t.Errorf("%q: %+v total %+v, want one item of 0 with confidence 0", q, c.Data, c.Tariff)
+		}
+	}
+}

@@ -202,10 +202,10 @@ func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
 		}
 		if arrays.ok {
 			shape.Arrays, shape.Comps = true, arrays.comps
-			for _, comp := range arrays.comps {
-				if comp.Present {
-					shape.ActBits |= 1 << (comp.N - 1)
-				}
+			// Components with tariffs, whether or not they have segments in the window (a
+			// market without prices leaves its records unpriced, confidence 0, as the JOIN does).
+			for _, comp := range withTariffs(a.plan, allComponents) {
+				shape.ActBits |= 1 << (comp - 1)
 			}
 			args = append(args, arrays.named()...)
 		}

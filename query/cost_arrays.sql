@@ -51,8 +51,9 @@ FROM
 {{define "arrays_component"}}
 {{- /* Money, covered seconds and confidence of one component for each record. */ -}}
 {{- if not .Present}},
-        -- No tariff of component {{.N}}: nothing to pay and nothing missing.
-        0. AS m{{.N}}, toInt64(re - rs) AS cov{{.N}}, 1. AS c{{.N}}
+        -- No segment of component {{.N}}: nothing to pay and nothing covered (act says
+        -- whether the component has tariffs, so whether uncovered time lowers confidence).
+        0. AS m{{.N}}, toInt64(0) AS cov{{.N}}, 1. AS c{{.N}}
 {{- else}}
 {{- with .N}},
         -- Component {{.}}: candidates are segments first[b0] … last[b1] (none when empty);

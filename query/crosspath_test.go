@@ -168,7 +168,7 @@ func (g *generator) location(z int) string {
 
 // product is a random set of tariff bodies (without location_id) and its description.
 func (g *generator) product(currency string) ([]map[string]any, string) {
-	kind := []string{"tou", "tiered", "market", "tou+noncommodity"}[g.rng.Intn(4)]
+	kind := []string{"tou", "tiered", "market", "tou+noncommodity", "market without prices"}[g.rng.Intn(5)]
 	base := map[string]any{"direction": "IMPORT", "type": "COMMODITY",
 		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z"}
 	if g.rng.Intn(3) == 0 { // starts inside the window: earlier records are extrapolated
@@ -191,6 +191,10 @@ func (g *generator) product(currency string) ([]map[string]any, string) {
 	case "market":
 		return []map[string]any{with(map[string]any{"market_rates": true, "market_id": g.market(currency),
 			"schedule": flatRate([]any{map[string]any{"surcharge_fixed": g.price(), "surcharge_percentage": float64(g.rng.Intn(40)) - 10}})})}, kind
+	case "market without prices": // every record unpriced: money 0, confidence 0 on every path
+		id := g.must(g.do("POST", "/markets", map[string]any{"display_name": "empty " + currency, "currency_code": currency}), "market")["id"].(string)
+		return []map[string]any{with(map[string]any{"market_rates": true, "market_id": id,
+			"schedule": flatRate([]any{map[string]any{"surcharge_fixed": g.price()}})})}, kind
 	case "tou+noncommodity":
 		return []map[string]any{with(map[string]any{"schedule": g.touSchedule()}),
 			with(map[string]any{"type": "NON_COMMODITY", "schedule": g.touSchedule()})}, kind
