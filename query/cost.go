@@ -204,9 +204,7 @@ func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
 			shape.Arrays, shape.Comps = true, arrays.comps
 			// Components with tariffs, whether or not they have segments in the window (a
 			// market without prices leaves its records unpriced, confidence 0, as the JOIN does).
-			for _, comp := range withTariffs(a.plan, allComponents) {
-				shape.ActBits |= 1 << (comp - 1)
-			}
+			shape.ActBits = a.plan.TariffBits()
 			args = append(args, arrays.named()...)
 		}
 	}

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"time"
 
@@ -271,9 +270,4 @@ func pageFleet(rows []FleetRow, req FleetRequest) ([]FleetRow, bool, *string) {
 	}
 	next := cursorOf(rows[req.Limit-1])
 	return rows[:req.Limit], true, &next
-}
-
-// String names a row in logs and errors.
-func (r FleetRow) String() string {
-	return fmt.Sprintf("%s %s %s", r.key.group, r.key.date, r.key.currency)
 }

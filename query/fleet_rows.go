@@ -19,24 +19,22 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 		}
 		return s.Loc
 	}
+	type pair struct{ object, location string }
 	refused := map[string]string{} // object → code
 	where := map[string]string{}   // device → its location in the window
-	var nImport, nExport = map[string]uint64{}, map[string]uint64{}
+	counts := map[pair][2]uint64{} // import and export records
 	for _, s := range sums {
 		obj := objectOf(s)
-		nImport[obj+"|"+s.Loc] += s.NImport
-		nExport[obj+"|"+s.Loc] += s.NExport
+		n := counts[pair{obj, s.Loc}]
+		counts[pair{obj, s.Loc}] = [2]uint64{n[0] + s.NImport, n[1] + s.NExport}
 		if l, ok := where[obj]; ok && l != s.Loc {
 			refused[obj] = "ambiguous_location"
 		}
 		where[obj] = s.Loc
 	}
-	for k, n := range nImport {
-		obj, loc := splitPair(k)
-		if (n > 0 && !plans[loc].HasImport) || (nExport[k] > 0 && !plans[loc].HasExport) {
-			if refused[obj] == "" {
-				refused[obj] = "no_tariff_connected"
-			}
+	for k, n := range counts {
+		if refused[k.object] == "" && plans[k.location].Missing(n[0], n[1]) != "" {
+			refused[k.object] = "no_tariff_connected"
 		}
 	}
 	var rows []FleetRow
@@ -51,16 +49,6 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 		rows, refused = byCustomer(rows, locs, refused)
 	}
 	return rows, skippedList(refused)
-}
-
-// splitPair splits "object|location".
-func splitPair(k string) (string, string) {
-	for i := len(k) - 1; i >= 0; i-- {
-		if k[i] == '|' {
-			return k[:i], k[i+1:]
-		}
-	}
-	return k, ""
 }
 
 // fleetRow is one sum as an answer row of group object obj.

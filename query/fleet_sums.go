@@ -154,11 +154,7 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 			sub[id] = p
 		}
 		reps[i] = repOf[key]
-		for _, comp := range allComponents {
-			if len(p.Sources[comp]) > 0 {
-				bits[i] |= 1 << (comp - 1)
-			}
-		}
+		bits[i] = p.TariffBits()
 		lookbacks[i] = uint32(p.Lookback)
 		lookback, rangeTo = min(lookback, p.Lookback), max(rangeTo, p.RangeEnd)
 		shape.Markets = shape.Markets || len(p.Markets) > 0

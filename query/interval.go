@@ -248,15 +248,16 @@ func checkTariffs(rows []costRow, a costArgs) error {
 	for _, r := range rows {
 		imp, exp = imp+r.NImport, exp+r.NExport
 	}
-	if imp > 0 && !a.plan.HasImport {
-		return &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
-			Message: fmt.Sprintf("location %s has no IMPORT tariff to price %d record(s) with tariff_rate IMPORT", a.location, imp)}
+	dir := a.plan.Missing(imp, exp)
+	if dir == "" {
+		return nil
 	}
-	if exp > 0 && !a.plan.HasExport {
-		return &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
-			Message: fmt.Sprintf("location %s has no EXPORT tariff to price %d record(s) with tariff_rate EXPORT", a.location, exp)}
+	n := imp
+	if dir == "EXPORT" {
+		n = exp
 	}
-	return nil
+	return &kwhouse.Error{Kind: kwhouse.KindUnprocessable, Code: "no_tariff_connected", Param: "direction",
+		Message: fmt.Sprintf("location %s has no %s tariff to price %d record(s) with tariff_rate %s", a.location, dir, n, dir)}
 }
 
 // items maps rows to response items: records as they are; days with their local

@@ -31,6 +31,7 @@ type Plan struct {
 	RangeStart int64 // Unix second from which rate periods are needed
 	RangeEnd   int64 // Unix second until which rate periods are needed
 	tariffs    []*Tariff
+	priceKey   string // PriceKey, computed with the plan
 }
 
 // EnsureRates makes sure the stored rate periods (tariff_rates) cover the plan's range:
@@ -140,6 +141,7 @@ func planOf(ts []Tariff, w0, end int64, counters bool) Plan {
 		p.Sources[comp] = sources(list, p.RangeStart, end)
 		p.tariffs = append(p.tariffs, list...)
 	}
+	p.priceKey = priceKeyOf(p.Sources)
 	return p
 }
 
@@ -187,13 +189,40 @@ func (t *Tariff) tiered() bool {
 // PriceKey names what the plan prices with: for each component, its sources' rate
 // periods (RatesID), spans and confidences. Locations whose plans have equal keys pay the
 // same price at every instant of the range, so their price segments may be shared.
-func (p Plan) PriceKey() string {
+func (p Plan) PriceKey() string { return p.priceKey }
+
+func priceKeyOf(sources map[int][]Source) string {
 	var b strings.Builder
 	for _, comp := range []int{CompImportCommodity, CompImportNonCommodity, CompExportCommodity} {
 		fmt.Fprintf(&b, "%d:", comp)
-		for _, s := range p.Sources[comp] {
+		for _, s := range sources[comp] {
 			fmt.Fprintf(&b, "%s/%d/%d/%g;", s.Tariff.RatesID(), s.From, s.To, s.Confidence)
 		}
 	}
 	return b.String()
+}
+
+// TariffBits has bit 1 << (n - 1) set for each component n the plan has tariffs of: time
+// such a component leaves unpriced lowers a record's confidence to 0.
+func (p Plan) TariffBits() uint16 {
+	var bits uint16
+	for comp, list := range p.Sources {
+		if len(list) > 0 {
+			bits |= 1 << (comp - 1)
+		}
+	}
+	return bits
+}
+
+// Missing names the direction of records the plan cannot price — nImport records with
+// tariff_rate IMPORT but no import tariff, or nExport EXPORT ones but no export tariff —
+// or "" when it prices them all.
+func (p Plan) Missing(nImport, nExport uint64) string {
+	switch {
+	case nImport > 0 && !p.HasImport:
+		return "IMPORT"
+	case nExport > 0 && !p.HasExport:
+		return "EXPORT"
+	}
+	return ""
 }
