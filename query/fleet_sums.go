@@ -140,36 +140,23 @@ func fleetBatches(locs map[string]catalog.Location, plans map[string]tariffs.Pla
 // of fleet.sql when fa is nil.
 func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
 	plans map[string]tariffs.Plan, fa *fleetArrays) ([]fleetSum, error) {
-	sub := make(map[string]tariffs.Plan, len(b.ids))
-	bits, lookbacks := make([]uint16, len(b.ids)), make([]uint32, len(b.ids))
-	w0, w1 := req.Start.Unix(), req.End.Unix()
-	lookback, rangeTo := w0, w1
-	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered}
-	reps, repOf := make([]string, len(b.ids)), map[string]string{} // price key → its first location
+	bits := make([]uint16, len(b.ids))
 	for i, id := range b.ids {
-		p := plans[id]
-		key := p.PriceKey()
-		if _, ok := repOf[key]; !ok {
-			repOf[key] = id
-			sub[id] = p
-		}
-		reps[i] = repOf[key]
-		bits[i] = p.TariffBits()
-		lookbacks[i] = uint32(p.Lookback)
-		lookback, rangeTo = min(lookback, p.Lookback), max(rangeTo, p.RangeEnd)
-		shape.Markets = shape.Markets || len(p.Markets) > 0
+		bits[i] = plans[id].TariffBits()
 	}
-	args := append(bindPlans(sub).named(),
-		chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
+	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("locs", chstore.Set(b.ids)), chstore.Named("dir", req.Direction),
-		chstore.Named("w0", uint32(w0)), chstore.Named("w1", uint32(w1)), chstore.Named("lookback", uint32(lookback)),
-		chstore.Named("range_from_pad", uint32(max(lookback-32*86400, 0))), chstore.Named("range_to", uint32(rangeTo)),
-		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits),
-		chstore.Named("lookbacks", lookbacks), chstore.Named("reps", reps))
+		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
+		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits)}
+	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered}
 	name, stmt := "fleet", fleetStmt
 	if fa != nil {
 		name, stmt, shape.Comps, shape.Final = "fleet_arrays", fleetArraysStmt, fa.comps, len(b.ids) >= c.finalFrom
 		args = append(args, fa.named()...)
+	} else {
+		var join []any
+		join, shape.Markets = joinArgs(req, b, plans)
+		args = append(args, join...)
 	}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {
@@ -190,4 +177,28 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		out = append(out, s)
 	}
 	return out, chstore.Classify(rows.Err())
+}
+
+// joinArgs binds what the JOIN of fleet.sql reads besides the records: the segments of
+// each product once, through its first location (reps), and each location's tier lookback;
+// markets reports whether any product follows a market.
+func joinArgs(req FleetRequest, b fleetBatch, plans map[string]tariffs.Plan) (args []any, markets bool) {
+	sub := make(map[string]tariffs.Plan, len(b.ids))
+	lookbacks := make([]uint32, len(b.ids))
+	lookback, rangeTo := req.Start.Unix(), req.End.Unix()
+	reps, repOf := make([]string, len(b.ids)), map[string]string{} // price key → its first location
+	for i, id := range b.ids {
+		p := plans[id]
+		if _, ok := repOf[p.PriceKey()]; !ok {
+			repOf[p.PriceKey()] = id
+			sub[id] = p
+		}
+		reps[i] = repOf[p.PriceKey()]
+		lookbacks[i] = uint32(p.Lookback)
+		lookback, rangeTo = min(lookback, p.Lookback), max(rangeTo, p.RangeEnd)
+		markets = markets || len(p.Markets) > 0
+	}
+	return append(bindPlans(sub).named(), chstore.Named("lookback", uint32(lookback)),
+		chstore.Named("range_from_pad", uint32(max(lookback-32*86400, 0))), chstore.Named("range_to", uint32(rangeTo)),
+		chstore.Named("lookbacks", lookbacks), chstore.Named("reps", reps)), markets
 }
