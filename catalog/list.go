@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/docstore"
@@ -46,25 +47,55 @@ func (c *Catalog) claimReference(ctx context.Context, scope kwhouse.Scope, kind,
 	if ref == "" {
 		return func() {}, nil
 	}
-	key := fmt.Sprintf("ref:%s:%t:%s:%s", scope.AccountID, scope.LiveMode, kind, ref)
-	unlock, err := c.docs.Lock(ctx, key)
-	if err != nil {
-		return nil, kwhouse.Unavailable("the reference lock", err)
+	taken, unlock, err := c.claimReferences(ctx, scope, kind, map[string]string{ref: id})
+	if err == nil {
+		err = taken[ref]
 	}
-	docs, _, err := c.docs.List(ctx, scope, kind, docstore.ListQuery{
-		Filters: map[docstore.Column]string{docstore.ColReferenceID: ref}, Limit: 2})
 	if err != nil {
 		unlock()
 		return nil, err
 	}
-	for _, d := range docs {
-		if d.ID != id {
-			unlock()
-			return nil, kwhouse.Conflict("duplicate_reference_id", "reference_id",
-				"%s %s already has reference_id %q", kind, d.ID, ref)
+	return unlock, nil
+}
+
+// claimReferences claims many references at once (want: reference → the id that is to
+// carry it): taken holds the conflict of each reference another object of kind in scope
+// already carries. The locks of all of them are held until unlock is called, taken in
+// sorted order so that two batches cannot wait for each other.
+func (c *Catalog) claimReferences(ctx context.Context, scope kwhouse.Scope, kind string, want map[string]string) (
+	taken map[string]error, unlock func(), err error) {
+	refs := make([]string, 0, len(want))
+	for ref := range want {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	var unlocks []func()
+	unlock = func() {
+		for _, u := range unlocks {
+			u()
 		}
 	}
-	return unlock, nil
+	for _, ref := range refs {
+		u, err := c.docs.Lock(ctx, fmt.Sprintf("ref:%s:%t:%s:%s", scope.AccountID, scope.LiveMode, kind, ref))
+		if err != nil {
+			unlock()
+			return nil, func() {}, kwhouse.Unavailable("the reference lock", err)
+		}
+		unlocks = append(unlocks, u)
+	}
+	owners, err := c.docs.ReferenceOwners(ctx, scope, kind, refs)
+	if err != nil {
+		unlock()
+		return nil, func() {}, err
+	}
+	taken = map[string]error{}
+	for ref, owner := range owners {
+		if owner != want[ref] {
+			taken[ref] = kwhouse.Conflict("duplicate_reference_id", "reference_id",
+				"%s %s already has reference_id %q", kind, owner, ref)
+		}
+	}
+	return taken, unlock, nil
 }
 
 // missingRef turns a NotFound of a referenced object into a 400 on the field naming it.

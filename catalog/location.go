@@ -120,17 +120,18 @@ func (in LocationInput) apply(l *Location) {
 
 // CreateLocation stores a new location, deriving its zone and currency when not given.
 func (c *Catalog) CreateLocation(ctx context.Context, scope kwhouse.Scope, in LocationInput) (Location, error) {
-	if err := in.Validate(); err != nil {
+	drafts, problems, release, err := c.DraftLocations(ctx, scope, []LocationInput{in})
+	if err != nil {
 		return Location{}, err
 	}
-	doc := c.newDoc(scope, KindLocation, kwhouse.PrefixLocation)
-	l := Location{ID: doc.ID, Object: "location", LiveMode: scope.LiveMode, AccountID: scope.AccountID,
-		TimeCreated: Timestamp(doc.Created())}
-	in.apply(&l)
-	// A new location has no tariffs yet: its status needs no read.
-	st := DisconnectedStatus()
-	l.TariffStatus, l.TariffElements = &st, []string{}
-	return l, c.saveLocation(ctx, scope, doc, &l, "location.create", in.Timezone == nil, in.CurrencyCode == nil)
+	defer release()
+	if problems[0] != nil {
+		return Location{}, problems[0]
+	}
+	if err := Commit(ctx, c.docs, scope, drafts[0].Change); err != nil {
+		return Location{}, fmt.Errorf("save location %s: %w", drafts[0].Location.ID, err)
+	}
+	return drafts[0].Location, nil
 }
 
 // UpdateLocation changes the fields set in in.
@@ -138,17 +139,17 @@ func (c *Catalog) UpdateLocation(ctx context.Context, scope kwhouse.Scope, id st
 	if err := in.Validate(); err != nil {
 		return Location{}, err
 	}
-	doc, l, err := c.loadLocation(ctx, scope, id)
+	_, l, err := c.loadLocation(ctx, scope, id)
 	if err != nil {
 		return Location{}, err
 	}
 	placeChanged := in.PostalAddress != nil || in.GeoLocation != nil
 	in.apply(&l)
-	return l, c.saveLocation(ctx, scope, doc, &l, "location.update",
+	return l, c.saveLocation(ctx, scope, &l, "location.update",
 		in.Timezone == nil && placeChanged, in.CurrencyCode == nil && placeChanged)
 }
 
-func (c *Catalog) saveLocation(ctx context.Context, scope kwhouse.Scope, doc docstore.Doc, l *Location,
+func (c *Catalog) saveLocation(ctx context.Context, scope kwhouse.Scope, l *Location,
 	event string, deriveZone, deriveCurrency bool) error {
 	if err := c.derivePlace(l, deriveZone, deriveCurrency); err != nil {
 		return err
@@ -168,10 +169,8 @@ func (c *Catalog) saveLocation(ctx context.Context, scope kwhouse.Scope, doc doc
 		return err
 	}
 	defer unlock()
-	stored := *l // the tariff-derived fields are never stored
-	stored.TariffStatus, stored.TariffElements = nil, nil
-	doc.Fields = docstore.Fields{ReferenceID: l.ReferenceID, CustomerID: l.CustomerID}
-	if doc, err = docstore.WithBody(doc, stored); err != nil {
+	ch, err := locationChange(*l, event)
+	if err != nil {
 		return err
 	}
 	if l.TariffStatus == nil {
@@ -179,7 +178,8 @@ func (c *Catalog) saveLocation(ctx context.Context, scope kwhouse.Scope, doc doc
 			return err
 		}
 	}
-	if err := Commit(ctx, c.docs, scope, Change{Doc: doc, EventType: event, EventData: l}); err != nil {
+	ch.EventData = l
+	if err := Commit(ctx, c.docs, scope, ch); err != nil {
 		return fmt.Errorf("save location %s: %w", l.ID, err)
 	}
 	return nil

@@ -175,26 +175,8 @@ func (s *Service) Create(ctx context.Context, scope kwhouse.Scope, in Input) (Ta
 		}
 		return Tariff{}, err
 	}
-	t := s.newTariff(scope, in, loc)
-	if t.MarketRates && t.MarketID == "" {
-		// No market_id: the account's default market of the location's country (§9).
-		if t.MarketID, err = s.defaultMarketOf(ctx, scope, loc); err != nil {
-			return Tariff{}, err
-		}
-	}
-	if t.MarketRates {
-		if _, err := s.docs.Get(ctx, scope, KindMarket, t.MarketID); err != nil {
-			if kwhouse.KindOf(err) == kwhouse.KindNotFound {
-				return Tariff{}, kwhouse.Invalid("resource_missing", "market_id", "no such market: %s", t.MarketID)
-			}
-			return Tariff{}, err
-		}
-	}
-	rules, err := t.Schedule.compile(t.MarketRates)
+	t, err := s.draft(ctx, scope, in, loc)
 	if err != nil {
-		return Tariff{}, err
-	}
-	if err := checkComplete(rules); err != nil {
 		return Tariff{}, err
 	}
 	// One write: the tariff and its event. Its rate periods are expanded into tariff_rates
@@ -248,21 +230,14 @@ func (s *Service) save(ctx context.Context, scope kwhouse.Scope, t *Tariff, even
 	if err != nil {
 		return err
 	}
-	cs, ce := t.Contract()
-	for _, o := range others {
-		os, oe := o.Contract()
-		if o.ID != t.ID && o.Direction == t.Direction && o.Type == t.Type && cs < oe && os < ce {
-			return kwhouse.Conflict("overlapping_contract", "contract_start_date",
-				"%s %s tariff %s already covers %s–%s", o.Direction, o.Type, o.ID,
-				o.ContractStartDate.Time().Format(time.RFC3339), o.ContractEndDate.Time().Format(time.RFC3339))
-		}
-	}
-	doc := docstore.Doc{Kind: KindTariff, ID: t.ID, Scope: scope, CreatedUS: t.TimeCreated.Time().UnixMicro(),
-		Fields: docstore.Fields{LocationID: t.LocationID, Direction: t.Direction, TariffType: t.Type}}
-	if doc, err = docstore.WithBody(doc, t); err != nil {
+	if err := overlapping(t, others); err != nil {
 		return err
 	}
-	err = catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: doc, EventType: event, EventData: t})
+	ch, err := tariffChange(scope, t, event)
+	if err != nil {
+		return err
+	}
+	err = catalog.Commit(ctx, s.docs, scope, ch)
 	s.endEpoch(ctx, scope) // also after a failure: a write answered 503 may still have landed
 	return err
 }
