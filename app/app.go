@@ -24,6 +24,7 @@ import (
 	"github.com/kwhouse/kwhouse/httpapi"
 	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/limits"
+	"github.com/kwhouse/kwhouse/onboard"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/rediscache"
 	"github.com/kwhouse/kwhouse/schema"
@@ -55,7 +56,7 @@ type App struct {
 // Options adjust how the app is built; the zero value is what the binary uses.
 type Options struct {
 	Now         func() time.Time // the clock; time.Now when nil
-	RedisPrefix string           // key prefix in Redis; "kwh:" when empty
+	RedisPrefix string           // key prefix in Redis; redis.key_prefix when empty
 	// DB, when set, is used instead of opening cfg.ClickHouse (the conformance suite
 	// passes a chDB-backed one); the app closes it.
 	DB *chstore.DB
@@ -72,7 +73,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	prefix := opt.RedisPrefix
 	if prefix == "" {
-		prefix = "kwh:"
+		prefix = redisPrefix(cfg.Redis)
 	}
 	db, err := openDB(ctx, cfg, opt)
 	if err != nil {
@@ -236,4 +237,44 @@ func (l *Loader) Close() error {
 func writerConfig(ic config.Ingest) ingest.WriterConfig {
 	return ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
 		Flushers: ic.Flushers, QueueLength: ic.QueueLength, MaxHold: ic.FlushHold}
+}
+
+// Importer is what `kwhouse import` needs: the catalog and tariffs on the service's own
+// stores, Redis included, since reference-id locks and pricing epochs are shared with the
+// running servers.
+type Importer struct {
+	Import *onboard.Importer
+	DB     *chstore.DB
+	Cache  *rediscache.Cache
+}
+
+// OpenImporter opens ClickHouse with the schema applied, and Redis.
+func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Importer, error) {
+	db, err := openDB(ctx, cfg, Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := schema.Apply(ctx, db, log); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("apply schema: %w", err)
+	}
+	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
+	if err := cache.Ping(ctx); err != nil {
+		log.Warn("redis unavailable: imported tariffs reach running servers' cached prices only when those expire",
+			"addr", cfg.Redis.Addr, "err", err)
+	}
+	docs := docstore.New(db, cache, time.Now)
+	cat := catalog.New(docs)
+	trf := tariffs.NewService(db, docs, cat, time.Now)
+	return &Importer{Import: &onboard.Importer{Catalog: cat, Tariffs: trf}, DB: db, Cache: cache}, nil
+}
+
+// Close releases the stores.
+func (im *Importer) Close() error { return errors.Join(im.Cache.Close(), im.DB.Close()) }
+
+func redisPrefix(rc config.Redis) string {
+	if rc.KeyPrefix == "" {
+		return "kwh:"
+	}
+	return rc.KeyPrefix
 }

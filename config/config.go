@@ -116,6 +116,9 @@ type Redis struct {
 	DB       int           `mapstructure:"db"`
 	Timeout  time.Duration `mapstructure:"timeout"`
 	CacheTTL time.Duration `mapstructure:"cache_ttl"`
+	// KeyPrefix starts every key kwhouse writes: the processes of one deployment (servers,
+	// kwhouse import) share it; deployments sharing a Redis must not.
+	KeyPrefix string `mapstructure:"key_prefix"`
 }
 
 // Auth configures bearer tokens.
@@ -163,6 +166,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("redis.db", 0)
 	v.SetDefault("redis.timeout", 200*time.Millisecond)
 	v.SetDefault("redis.cache_ttl", 10*time.Minute)
+	v.SetDefault("redis.key_prefix", "kwh:")
 	v.SetDefault("auth.jwt_secret", "")
 	v.SetDefault("auth.token_ttl", time.Hour)
 	v.SetDefault("ingest.max_records_per_request", 10000)

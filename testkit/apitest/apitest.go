@@ -39,6 +39,13 @@ type API struct {
 	prefix     string
 }
 
+// RedisPrefix is the service's Redis key prefix (redis.key_prefix): a tool run beside it,
+// such as kwhouse import, must share it.
+func (a *API) RedisPrefix() string { return a.prefix }
+
+// Database is the service's ClickHouse database.
+func (a *API) Database() string { return a.database }
+
 // Options adjust Start.
 type Options struct {
 	Now       func() time.Time
