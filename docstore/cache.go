@@ -45,6 +45,9 @@ func (NoCache) Get(context.Context, string) ([]byte, bool) { return nil, false }
 // Set implements Cache.
 func (NoCache) Set(context.Context, string, []byte) {}
 
+// SetMany does nothing.
+func (NoCache) SetMany(context.Context, []string, [][]byte) {}
+
 // SetNX implements Cache.
 func (NoCache) SetNX(context.Context, string, []byte) {}
 

@@ -59,6 +59,8 @@ const (
 type Cache interface {
 	Get(ctx context.Context, key string) ([]byte, bool)
 	Set(ctx context.Context, key string, value []byte)
+	// SetMany stores values[i] under keys[i], in one round trip.
+	SetMany(ctx context.Context, keys []string, values [][]byte)
 	SetNX(ctx context.Context, key string, value []byte)
 	Del(ctx context.Context, keys ...string)
 	// Lock takes a lock shared by every kwhouse process; ok is false when the cache is down.

@@ -108,6 +108,8 @@ func (s *Store) insert(ctx context.Context, docs []Doc) error {
 // refreshCache puts the new versions in the cache (write-through) and drops deleted ones.
 // Set, not SetNX: a reader that raced this write with an older version is overwritten.
 func (s *Store) refreshCache(ctx context.Context, docs []Doc) {
+	var keys []string
+	var values [][]byte
 	for _, d := range docs {
 		if d.Kind == KindEvent {
 			continue // events are read through lists, never cached one by one
@@ -119,8 +121,11 @@ func (s *Store) refreshCache(ctx context.Context, docs []Doc) {
 			continue
 		}
 		if b, err := encodeCached(d); err == nil {
-			s.cache.Set(ctx, s.cacheKey(d.ID), b)
+			keys, values = append(keys, s.cacheKey(d.ID)), append(values, b)
 		}
+	}
+	if len(keys) > 0 {
+		s.cache.SetMany(ctx, keys, values)
 	}
 }
 

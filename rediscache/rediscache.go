@@ -102,6 +102,22 @@ func (c *Cache) Set(ctx context.Context, key string, value []byte) {
 	}
 }
 
+// SetMany stores values[i] under keys[i] with the cache TTL, pipelined.
+func (c *Cache) SetMany(ctx context.Context, keys []string, values [][]byte) {
+	if c.skip() {
+		c.addPending(keys...)
+		return
+	}
+	pipe := c.client.Pipeline()
+	for i, k := range keys {
+		pipe.Set(ctx, c.prefix+k, values[i], c.ttl)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		c.observe(err)
+		c.addPending(keys...)
+	}
+}
+
 // SetNX stores value under key unless the key exists.
 func (c *Cache) SetNX(ctx context.Context, key string, value []byte) {
 	if c.skip() || !c.flushPending(ctx) {

@@ -388,11 +388,19 @@ func sortInts(a []int) {
 }
 
 // checkComplete refuses a schedule that leaves any time of any day uncovered: every
-// combination of month, weekday and date is checked (31 × 12 × 7 local days).
+// combination of month, weekday and date is checked (31 × 12 × 7 local days). A day's
+// pieces depend only on which rules apply that day, so each such set is resolved once.
 func checkComplete(rules []rule) error {
+	seen := map[string]bool{}
+	live := make([]byte, 0, len(rules))
 	for month := 1; month <= 12; month++ {
 		for date := 1; date <= 31; date++ {
 			for wd := 1; wd <= 7; wd++ {
+				live = liveRules(live[:0], rules, month, date, wd)
+				if seen[string(live)] {
+					continue
+				}
+				seen[string(live)] = true
 				for _, p := range resolveDay(rules, month, date, wd) {
 					if p.rule == nil {
 						return kwhouse.Invalid("incomplete_time_period", "schedule",
@@ -404,4 +412,21 @@ func checkComplete(rules []rule) error {
 		}
 	}
 	return nil
+}
+
+// liveRules appends to dst one byte per rule: 1 when it applies on the given day.
+func liveRules(dst []byte, rules []rule, month, date, weekday int) []byte {
+	for i := range rules {
+		r := &rules[i]
+		on := r.months[month] && (!r.hasDates || r.dates[date]) && r.days[weekday]
+		dst = append(dst, boolByte(on))
+	}
+	return dst
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -23,6 +23,8 @@ import (
 func main() {
 	pairs := flag.Int("pairs", 400, "location + tariff pairs per client count")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the onboarding runs to this file")
+	bulkRows := flag.Int("import", 100_000, "locations per kwhouse import shape (0: no import runs)")
+	apiRuns := flag.Bool("api", true, "run the API onboarding (1, 8, 32 clients)")
 	flag.Parse()
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -32,12 +34,12 @@ func main() {
 		_ = pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*pairs); err != nil {
+	if err := run(*pairs, *bulkRows, *apiRuns); err != nil {
 		log.Print(err)
 	}
 }
 
-func run(pairs int) error {
+func run(pairs, bulkRows int, apiRuns bool) error {
 	ctx := context.Background()
 	a, base, stop, err := benchkit.StartFresh(ctx, "kwbench_onboard", "kwbenchonboard:")
 	if err != nil {
@@ -48,9 +50,17 @@ func run(pairs int) error {
 	if err != nil {
 		return err
 	}
+	if bulkRows > 0 {
+		if err := bulk(ctx, a, bulkRows); err != nil {
+			return err
+		}
+	}
+	if !apiRuns {
+		return nil
+	}
 	var all []string
 	for _, clients := range []int{1, 8, 32} {
-		locs, err := onboard(base, acc.TestKey, clients, pairs)
+		locs, err := onboardAPI(base, acc.TestKey, clients, pairs)
 		if err != nil {
 			return err
 		}
@@ -77,8 +87,8 @@ func run(pairs int) error {
 	return nil
 }
 
-// onboard creates pairs location + tariff pairs with clients clients and prints the rates.
-func onboard(base, key string, clients, pairs int) ([]string, error) {
+// onboardAPI creates pairs location + tariff pairs with clients clients and prints the rates.
+func onboardAPI(base, key string, clients, pairs int) ([]string, error) {
 	var mu sync.Mutex
 	var locLat, trfLat []time.Duration
 	var locs []string
