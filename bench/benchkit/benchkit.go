@@ -71,6 +71,7 @@ func defaultLimits() config.Limits {
 // stops the server and the app.
 func StartFresh(ctx context.Context, db, prefix string) (a *app.App, base string, close func(), err error) {
 	cfg := Config(db)
+	cfg.ClickHouse.LogQueries = os.Getenv("KWBENCH_LOG_QUERIES") != ""
 	if err := DropDatabase(ctx, cfg.ClickHouse); err != nil {
 		return nil, "", nil, err
 	}

@@ -93,6 +93,7 @@ func onboardAPI(base, key string, clients, pairs int) ([]string, error) {
 	var locLat, trfLat []time.Duration
 	var locs []string
 	var firstErr error
+	ioBefore := ioStall()
 	next := make(chan int, pairs)
 	for i := 0; i < pairs; i++ {
 		next <- i
@@ -127,8 +128,9 @@ func onboardAPI(base, key string, clients, pairs int) ([]string, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	fmt.Printf("%2d clients: %4d pairs in %5.1f s = %6.0f pairs/s; POST /locations p50 %5.1f p99 %6.1f ms; POST /tariffs/elements p50 %5.1f p99 %6.1f ms\n",
-		clients, pairs, d.Seconds(), float64(pairs)/d.Seconds(), pct(locLat, 50), pct(locLat, 99), pct(trfLat, 50), pct(trfLat, 99))
+	fmt.Printf("%2d clients: %4d pairs in %5.1f s = %6.0f pairs/s; POST /locations p50 %5.1f p99 %6.1f ms; POST /tariffs/elements p50 %5.1f p99 %6.1f ms; IO stalled %3.0f%% of the time\n",
+		clients, pairs, d.Seconds(), float64(pairs)/d.Seconds(), pct(locLat, 50), pct(locLat, 99), pct(trfLat, 50), pct(trfLat, 99),
+		100*(ioStall()-ioBefore).Seconds()/d.Seconds())
 	return locs, nil
 }
 
@@ -154,4 +156,20 @@ func rateStorage(ctx context.Context, db *chstore.DB) (rows, bytes uint64, err e
 	err = db.QueryRow(ctx, chstore.Tool(`SELECT sum(rows), sum(bytes_on_disk) FROM system.parts
 		WHERE database = currentDatabase() AND table = 'tariff_rates' AND active`)).Scan(&rows, &bytes)
 	return rows, bytes, err
+}
+
+// ioStall is how long some task of this machine has waited for IO since boot
+// (/proc/pressure/io, "some" total): every document write is a ClickHouse insert, so the
+// onboarding rate follows the disk, and the share of a run spent stalled says how busy it was.
+func ioStall() time.Duration {
+	b, err := os.ReadFile("/proc/pressure/io")
+	if err != nil {
+		return 0
+	}
+	var avg10, avg60, avg300 float64
+	var total int64
+	if _, err := fmt.Sscanf(string(b), "some avg10=%f avg60=%f avg300=%f total=%d", &avg10, &avg60, &avg300, &total); err != nil {
+		return 0
+	}
+	return time.Duration(total) * time.Microsecond
 }
