@@ -27,16 +27,17 @@ type profile struct {
 	stop func() error
 }
 
-// startProfile starts kwhouse's CPU profile (nothing without -cpuprofile); stop waits
-// for it and writes the file. pprof's endpoint takes a duration, so it asks for 3 s per
-// pass, longer than a pass takes here: idle time at the end adds no samples.
-func startProfile(o options) *profile {
-	p := &profile{file: o.cpuProfile, done: make(chan error, 1)}
+// startProfile starts kwhouse's CPU profile (nothing without -cpuprofile) into
+// FILE.SHAPE; stop waits for it and writes the file. pprof's endpoint takes a duration, so
+// it asks for 3 s per 500,000 rows, longer than a pass takes here: idle time at the end
+// adds no samples.
+func startProfile(o options, s shape, rows int) *profile {
+	p := &profile{file: o.cpuProfile + "." + s.name, done: make(chan error, 1)}
 	p.stop = func() error { return nil }
-	if p.file == "" {
+	if o.cpuProfile == "" {
 		return p
 	}
-	seconds := 3 * o.repeat
+	seconds := 3 * max(1, rows/500_000)
 	go func() { p.done <- fetchProfile("http://"+pprofAddr(o)+"/debug/pprof/profile", seconds, p.file) }()
 	time.Sleep(50 * time.Millisecond) // let the profile start before the first request
 	p.stop = func() error { return <-p.done }
