@@ -6,18 +6,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"log/slog"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,17 +106,48 @@ func runShape(ctx context.Context, o options, s shape) (result, error) {
 	recs := s.records(locs)
 	r := result{shape: s, records: len(recs)}
 	ch := clickhousePID()
-	if r.a, err = benchAPI(ctx, o, s, db, acc.TestKey, recs, ch); err != nil {
+	api, err := startAPI(o, s, db, acc.TestKey, recs, ch)
+	if err != nil {
 		return r, err
 	}
-	if o.cluster != "" {
-		return r, nil // (b) and (c) measure one server's own insert path; on a cluster only (a) compares
+	defer api.close()
+	var js *jsonSide
+	var native *nativeSide
+	if o.cluster == "" { // (b) and (c) measure one server's own insert path; on a cluster only (a) compares
+		if js, err = newJSONSide(ctx, o, s, db, scope, recs, ch); err != nil {
+			return r, err
+		}
 	}
-	if r.b, err = benchJSONEachRow(ctx, o, s, db, scope, recs, ch); err != nil {
-		return r, err
+	// The sides take turns, round by round: a machine whose speed drifts over minutes
+	// (shared cores) then slows every side alike.
+	for round := 0; round < o.rounds; round++ {
+		p, err := api.round(ctx, round)
+		if err != nil {
+			return r, err
+		}
+		r.a = best(r.a, p)
+		if js == nil {
+			continue
+		}
+		if p, err = js.round(ctx, round); err != nil {
+			return r, err
+		}
+		r.b = best(r.b, p)
+		if native == nil {
+			if native, err = newNativeSide(ctx, o, s, db, ch); err != nil {
+				return r, err
+			}
+			defer native.close()
+		}
+		if p, err = native.round(ctx, round); err != nil {
+			return r, err
+		}
+		r.c = best(r.c, p)
 	}
-	r.c, err = benchNative(ctx, o, s, db, ch)
-	return r, err
+	if n, err := count(ctx, db, "meter_records FINAL"); err != nil || n != uint64(len(recs)) {
+		return r, fmt.Errorf("API stored %d of %d records (%v)", n, len(recs), err)
+	}
+	return r, nil
 }
 
 func printResults(o options, results []result) {
@@ -220,106 +246,6 @@ func best(p, q phase) phase {
 	return p
 }
 
-// apiBodies are the shape's requests: JSON arrays, or one NDJSON body.
-func apiBodies(s shape, recs []record) [][]byte {
-	if s.ndjson {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		for _, r := range recs {
-			_ = enc.Encode(r) // a record always encodes
-		}
-		return [][]byte{buf.Bytes()}
-	}
-	parts := chunks(len(recs), s.perRequest)
-	bodies := make([][]byte, len(parts))
-	for i, p := range parts {
-		bodies[i], _ = json.Marshal(recs[p[0]:p[1]])
-	}
-	return bodies
-}
-
-func benchAPI(ctx context.Context, o options, s shape, db *chstore.DB, key string, recs []record, ch int) (phase, error) {
-	cmd := exec.Command(o.bin, "serve")
-	cmd.Env = append(os.Environ(), "KWHOUSE_CLICKHOUSE_ADDR="+o.chAddr, "KWHOUSE_CLICKHOUSE_CLUSTER="+o.cluster, "KWHOUSE_CLICKHOUSE_DATABASE="+o.database,
-		"KWHOUSE_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(o.port), "KWHOUSE_AUTH_JWT_SECRET=bench-bench-bench-bench-bench-bench-42",
-		"KWHOUSE_LOG_LEVEL=warn", "KWHOUSE_HTTP_PPROF_ADDR="+pprofAddr(o))
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return phase{}, fmt.Errorf("start %s: %w", o.bin, err)
-	}
-	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-	base := "http://127.0.0.1:" + strconv.Itoa(o.port)
-	if err := waitReady(base); err != nil {
-		return phase{}, err
-	}
-	bodies := apiBodies(s, recs)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.clients}}
-	put := func(i int) error {
-		req, _ := http.NewRequest("PUT", base+"/meters/interval", bytes.NewReader(bodies[i]))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		if s.ndjson {
-			req.Header.Set("Content-Type", "application/x-ndjson")
-		}
-		res, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer res.Body.Close()
-		var b struct {
-			Accepted int `json:"records_accepted"`
-		}
-		if err := json.NewDecoder(res.Body).Decode(&b); err != nil || res.StatusCode != 200 || b.Accepted != min(s.perRequest, len(recs)-i*s.perRequest) {
-			return fmt.Errorf("PUT %d: status %d, accepted %d (%v)", i, res.StatusCode, b.Accepted, err)
-		}
-		return nil
-	}
-	var out phase
-	for round := 0; round < o.rounds; round++ {
-		settle(ctx, db)
-		var prof *profile
-		if round == o.rounds-1 {
-			prof = startProfile(o, s, len(recs))
-		}
-		cpu := startCPU(ch, cmd.Process.Pid)
-		d, err := parallel(s.clients, len(bodies), put)
-		if err != nil {
-			return phase{}, err
-		}
-		if prof != nil {
-			if err := prof.stop(); err != nil {
-				return phase{}, err
-			}
-		}
-		us := cpu.perRow(len(recs))
-		kw := cpu.since(1)
-		p := phase{rate: float64(len(recs)) / d.Seconds(), chCPU: us[0], kwCPU: us[1], rss: peakRSS(cmd.Process.Pid), kwFaults: kw.faults}
-		if kw.user+kw.sys > 0 {
-			p.kwSysShare = kw.sys / (kw.user + kw.sys)
-		}
-		fmt.Printf("  (a) round %d: %9.0f records/s, %.2f + %.2f µs CPU per row (ClickHouse + kwhouse), RSS %.0f MiB\n",
-			round+1, p.rate, p.chCPU, p.kwCPU, float64(p.rss)/(1<<20))
-		out = best(out, p)
-	}
-	if n, err := count(ctx, db, "meter_records FINAL"); err != nil || n != uint64(len(recs)) {
-		return phase{}, fmt.Errorf("API stored %d of %d records (%v)", n, len(recs), err)
-	}
-	return out, nil
-}
-
-func waitReady(base string) error {
-	for i := 0; i < 100; i++ {
-		if res, err := http.Get(base + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("kwhouse did not become ready at %s", base)
-}
-
 // peakRSS reads VmHWM (the resident set's high-water mark) of a process, in bytes.
 func peakRSS(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -333,132 +259,6 @@ func peakRSS(pid int) int64 {
 		}
 	}
 	return 0
-}
-
-// benchJSONEachRow sends the same records in the same requests, shaped as rows of a copy
-// of meter_records, to ClickHouse's HTTP interface (keep-alive connections, as a Go
-// client of ClickHouse would hold).
-func benchJSONEachRow(ctx context.Context, o options, s shape, db *chstore.DB, scope kwhouse.Scope, recs []record, ch int) (phase, error) {
-	if err := db.Exec(ctx, chstore.Tool("CREATE TABLE bench_json AS meter_records")); err != nil {
-		return phase{}, err
-	}
-	parts := chunks(len(recs), s.perRequest)
-	bodies := make([][]byte, len(parts))
-	for i, p := range parts {
-		var buf bytes.Buffer
-		for j, r := range recs[p[0]:p[1]] {
-			st, _ := time.Parse(time.RFC3339, r.Start)
-			en, _ := time.Parse(time.RFC3339, r.End)
-			row := map[string]any{"account_id": scope.AccountID, "live_mode": 0, "location_id": r.Location, "device_id": "",
-				"direction": "IMPORT", "tariff_rate": "IMPORT", "start_time": st.Format(time.DateTime), "end_time": en.Format(time.DateTime),
-				"energy_wh": r.Value, "confidence": 1, "session_reference_id": "", "record_reference_id": r.Ref,
-				"batch_id": "bat_0", "version": p[0] + j}
-			line, _ := json.Marshal(row)
-			buf.Write(append(line, '\n'))
-		}
-		bodies[i] = buf.Bytes()
-	}
-	url := o.chHTTP + "/?database=" + o.database + "&query=" + strings.ReplaceAll("INSERT INTO bench_json FORMAT JSONEachRow", " ", "%20")
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.clients}}
-	post := func(i int) error {
-		res, err := client.Post(url, "application/x-ndjson", bytes.NewReader(bodies[i]))
-		if err != nil {
-			return err
-		}
-		defer res.Body.Close()
-		if res.StatusCode != 200 {
-			msg, _ := io.ReadAll(res.Body)
-			return fmt.Errorf("ClickHouse: %d %s", res.StatusCode, msg)
-		}
-		return nil
-	}
-	var out phase
-	for round := 0; round < o.rounds; round++ {
-		if round > 0 {
-			if err := db.Exec(ctx, chstore.Tool("TRUNCATE TABLE bench_json")); err != nil {
-				return phase{}, err
-			}
-		}
-		settle(ctx, db)
-		cpu := startCPU(ch)
-		d, err := parallel(s.clients, len(bodies), post)
-		if err != nil {
-			return phase{}, err
-		}
-		p := phase{rate: float64(len(recs)) / d.Seconds(), chCPU: cpu.perRow(len(recs))[0]}
-		fmt.Printf("  (b) round %d: %9.0f rows/s, %.2f µs ClickHouse CPU per row\n", round+1, p.rate, p.chCPU)
-		out = best(out, p)
-	}
-	if n, err := count(ctx, db, "bench_json"); err != nil || n != uint64(len(recs)) {
-		return phase{}, fmt.Errorf("JSONEachRow stored %d of %d (%v)", n, len(recs), err)
-	}
-	return out, nil
-}
-
-// benchNative exports bench_json in Native format, one file per client, and inserts the
-// files with clickhouse-client: ClickHouse's ceiling for these rows.
-func benchNative(ctx context.Context, o options, s shape, db *chstore.DB, ch int) (phase, error) {
-	if err := db.Exec(ctx, chstore.Tool("CREATE TABLE bench_native AS meter_records")); err != nil {
-		return phase{}, err
-	}
-	host, port, _ := strings.Cut(o.chAddr, ":")
-	dir, err := os.MkdirTemp("", "kwbench")
-	if err != nil {
-		return phase{}, err
-	}
-	defer os.RemoveAll(dir)
-	files := make([]string, s.clients)
-	for i := range files {
-		files[i] = filepath.Join(dir, fmt.Sprintf("part%d.native", i))
-		q := fmt.Sprintf("SELECT * FROM %s.bench_json WHERE cityHash64(record_reference_id) %% %d = %d FORMAT Native", o.database, s.clients, i)
-		out, err := os.Create(files[i])
-		if err != nil {
-			return phase{}, err
-		}
-		cmd := exec.Command("clickhouse-client", "--host", host, "--port", port, "--query", q)
-		cmd.Stdout = out
-		err = cmd.Run()
-		out.Close()
-		if err != nil {
-			return phase{}, fmt.Errorf("export native: %w", err)
-		}
-	}
-	insert := func(i int) error {
-		in, err := os.Open(files[i])
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		cmd := exec.Command("clickhouse-client", "--host", host, "--port", port, "--database", o.database,
-			"--query", "INSERT INTO bench_native FORMAT Native")
-		cmd.Stdin = in
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("clickhouse-client: %v: %s", err, out)
-		}
-		return nil
-	}
-	var out phase
-	for round := 0; round < o.rounds; round++ {
-		if round > 0 {
-			if err := db.Exec(ctx, chstore.Tool("TRUNCATE TABLE bench_native")); err != nil {
-				return phase{}, err
-			}
-		}
-		settle(ctx, db)
-		cpu := startCPU(ch)
-		d, err := parallel(s.clients, len(files), insert)
-		if err != nil {
-			return phase{}, err
-		}
-		n, err := count(ctx, db, "bench_native")
-		if err != nil {
-			return phase{}, err
-		}
-		p := phase{rate: float64(n) / d.Seconds(), chCPU: cpu.perRow(int(n))[0]}
-		fmt.Printf("  (c) round %d: %9.0f rows/s, %.2f µs ClickHouse CPU per row\n", round+1, p.rate, p.chCPU)
-		out = best(out, p)
-	}
-	return out, nil
 }
 
 func count(ctx context.Context, db *chstore.DB, table string) (uint64, error) {
