@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,6 +120,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 
 		Ingest:              a.Ingest,
 		IngestMaxBodyBytes:  ic.MaxBodyBytes,
+		IngestStreamFrom:    cmp.Or(ic.StreamFrom, ingest.DefaultStreamFrom),
+		IngestStreamChunk:   ic.StreamChunkBytes,
 		Tariffs:             a.Tariffs,
 		Pricer:              a.Pricer,
 		Carbon:              a.Carbon,

@@ -136,6 +136,10 @@ type Ingest struct {
 	Flushers             int           `mapstructure:"flushers"`
 	FlushHold            time.Duration `mapstructure:"flush_hold"`
 	QueueLength          int           `mapstructure:"queue_length"`
+	// StreamFrom: an NDJSON body larger than this (or of unknown length) is stored as it
+	// arrives, StreamChunkBytes at a time, instead of being read whole (no size limit).
+	StreamFrom       int64 `mapstructure:"stream_from"`
+	StreamChunkBytes int   `mapstructure:"stream_chunk_bytes"`
 }
 
 // Log configures structured logging.
@@ -176,6 +180,8 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("ingest.flushers", 1)
 	v.SetDefault("ingest.flush_hold", 20*time.Millisecond)
 	v.SetDefault("ingest.queue_length", 64)
+	v.SetDefault("ingest.stream_from", int64(16)<<20)
+	v.SetDefault("ingest.stream_chunk_bytes", 8<<20)
 	// Generous: a fleet's daily upload and the project's benchmarks never meet them.
 	v.SetDefault("limits.requests_per_second", 10000)
 	v.SetDefault("limits.request_burst", 20000)

@@ -18,15 +18,38 @@ import (
 // putInterval stores interval records: a JSON array, or application/x-ndjson of any
 // length (up to the ingest body limit), optionally gzip-encoded.
 func (s *Server) putInterval(c *gin.Context) (int, any, error) {
-	body, err := readMeterBody(c, s.deps.IngestMaxBodyBytes)
-	if err != nil {
-		return 0, nil, err
-	}
 	format := ingest.BodyJSONArray
 	if mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mt == "application/x-ndjson" || mt == "application/jsonl" {
 		format = ingest.BodyNDJSON
 	}
+	if n := c.Request.ContentLength; format == ingest.BodyNDJSON && (n < 0 || n > s.deps.IngestStreamFrom) {
+		return s.streamInterval(c)
+	}
+	body, err := readMeterBody(c, s.deps.IngestMaxBodyBytes)
+	if err != nil {
+		return 0, nil, err
+	}
 	b, err := s.deps.Ingest.SubmitInterval(c.Request.Context(), scopeOf(c), body, format)
+	s.countRecordsLimited(c, err)
+	return http.StatusOK, b, err
+}
+
+// streamInterval stores a large NDJSON body as it arrives (docs/ingest.md, "Streaming").
+func (s *Server) streamInterval(c *gin.Context) (int, any, error) {
+	var r io.Reader = c.Request.Body
+	switch enc := strings.ToLower(c.GetHeader("Content-Encoding")); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return 0, nil, kwhouse.Invalid("invalid_encoding", "", "the body is not gzip: %v", err)
+		}
+		defer zr.Close()
+		r = zr
+	default:
+		return 0, nil, kwhouse.Invalid("invalid_encoding", "", "Content-Encoding %q is not supported (use gzip)", enc)
+	}
+	b, err := s.deps.Ingest.SubmitIntervalStream(c.Request.Context(), scopeOf(c), r, s.deps.IngestStreamChunk)
 	s.countRecordsLimited(c, err)
 	return http.StatusOK, b, err
 }

@@ -44,6 +44,10 @@ type Deps struct {
 	Carbon             *carbon.Store
 	Limits             *limits.Limits
 	IngestMaxBodyBytes int64
+	// IngestStreamFrom and IngestStreamChunk: NDJSON bodies over IngestStreamFrom bytes
+	// (or of unknown length) are stored as they arrive, IngestStreamChunk bytes at a time.
+	IngestStreamFrom  int64
+	IngestStreamChunk int
 	// LocationDeleteHooks remove what belongs to a location when it is deleted.
 	LocationDeleteHooks []catalog.LocationDeleteHook
 }

@@ -114,8 +114,14 @@ func decodeArray(body []byte, fn func(num int, r *rawRecord) error) error {
 // decodeNDJSON reads one record object per line; blank lines are skipped. A line that is
 // not one well-formed JSON object is a *SyntaxError naming the line.
 func decodeNDJSON(body []byte, fn func(num int, r *rawRecord) error) error {
+	return decodeLines(body, 0, fn, nil)
+}
+
+// decodeLines reads NDJSON lines, the first of them line number first (0-based). A line
+// that is not one JSON object goes to bad, when given, and ends the decoding otherwise.
+func decodeLines(body []byte, first int, fn func(num int, r *rawRecord) error, bad func(num int, err error)) error {
 	var r rawRecord
-	for line := 1; len(body) > 0; line++ {
+	for line := first + 1; len(body) > 0; line++ {
 		var text []byte
 		if i := bytes.IndexByte(body, '\n'); i >= 0 {
 			text, body = body[:i], body[i+1:]
@@ -127,14 +133,19 @@ func decodeNDJSON(body []byte, fn func(num int, r *rawRecord) error) error {
 		if s.i == len(text) {
 			continue
 		}
+		err := error(nil)
 		if s.peek() != '{' {
-			return &SyntaxError{Offset: s.i, Msg: fmt.Sprintf("line %d is not a JSON object", line)}
+			err = &SyntaxError{Offset: s.i, Msg: fmt.Sprintf("line %d is not a JSON object", line)}
+		} else if err = s.record(&r); err == nil {
+			err = s.end()
 		}
-		if err := s.record(&r); err != nil {
-			return lineError(err, line)
-		}
-		if err := s.end(); err != nil {
-			return lineError(err, line)
+		if err != nil {
+			err = lineError(err, line)
+			if bad == nil {
+				return err
+			}
+			bad(line-1, err)
+			continue
 		}
 		if err := fn(line-1, &r); err != nil { // record_num: the 0-based line number
 			return err

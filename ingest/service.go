@@ -116,27 +116,44 @@ func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed, que
 	if err := s.checkOwners(ctx, scope, p); err != nil {
 		return Batch{}, err
 	}
-	b := Batch{ID: kwhouse.NewID(kwhouse.PrefixBatch), Object: "meter_batch", LiveMode: scope.LiveMode,
-		// A record is what the caller sent: an interval record, or a cumulative reading (whose
-		// first reading and exact repeats store no interval); accepted = sent − failed.
-		AccountID: scope.AccountID, RecordsSubmitted: p.submitted, RecordsAccepted: p.submitted - len(p.failed),
-		RecordsProcessed: p.submitted, FailedRecords: p.failed, TimeCreated: s.now().UTC().Truncate(time.Second)}
-	if b.FailedRecords == nil {
-		b.FailedRecords = []FailedRecord{}
-	}
+	b := s.newBatch(scope)
+	b.add(p)
+	return b, s.write(ctx, scope, p, &b, true, queued)
+}
+
+// newBatch starts the summary of a request's records.
+func (s *Service) newBatch(scope kwhouse.Scope) Batch {
+	return Batch{ID: kwhouse.NewID(kwhouse.PrefixBatch), Object: "meter_batch", LiveMode: scope.LiveMode,
+		AccountID: scope.AccountID, FailedRecords: []FailedRecord{}, TimeCreated: s.now().UTC().Truncate(time.Second)}
+}
+
+// add counts p's records in the batch. A record is what the caller sent: an interval
+// record, or a cumulative reading (whose first reading and exact repeats store no
+// interval); accepted = sent − failed.
+func (b *Batch) add(p *parsed) {
+	b.RecordsSubmitted += p.submitted
+	b.RecordsAccepted += p.submitted - len(p.failed)
+	b.RecordsProcessed += p.submitted
+	b.FailedRecords = append(b.FailedRecords, p.failed...)
 	sort.Slice(b.FailedRecords, func(i, j int) bool { return b.FailedRecords[i].RecordNum < b.FailedRecords[j].RecordNum })
+}
+
+// write stores p's accepted records under batch summary, and the summary itself once
+// the batch is complete.
+func (s *Service) write(ctx context.Context, scope kwhouse.Scope, p *parsed, summary *Batch, complete bool, queued func()) error {
 	rows := newRows(len(p.records))
 	base := s.versions(len(p.records))
+	id := summary.ID
 	for i := range p.records {
-		rows.add(scope, &p.records[i], b.ID, base+uint64(i))
+		rows.add(scope, &p.records[i], id, base+uint64(i))
 	}
 	// The summary and last_seen rows ride the records' flush: one insert per table for
 	// all requests of a group commit, not one per request.
-	ex := extras{batches: []batchRow{{scope: scope, b: b}}, seen: seenRows(scope, p.records, b.TimeCreated)}
-	if err := s.writer.write(ctx, rows, ex, queued); err != nil {
-		return Batch{}, err
+	ex := extras{seen: seenRows(scope, p.records, summary.TimeCreated)}
+	if complete {
+		ex.batches = []batchRow{{scope: scope, b: *summary}}
 	}
-	return b, nil
+	return s.writer.write(ctx, rows, ex, queued)
 }
 
 // checkOwners fails the records whose location or device is not the caller's.
