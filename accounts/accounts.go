@@ -81,18 +81,18 @@ func (s *Store) Create(ctx context.Context, name string) (Created, error) {
 func (s *Store) insertAccount(ctx context.Context, id, name string, now time.Time) error {
 	b, err := s.db.Insert(ctx, insertAccountStmt)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("create account: %w", err))
+		return fmt.Errorf("create account: %w", err)
 	}
 	if err := b.Append(id, name, now, uint64(now.UnixNano())); err != nil {
 		return fmt.Errorf("create account: %w", err)
 	}
-	return chstore.Classify(b.Send())
+	return b.Send()
 }
 
 func (s *Store) insertKeys(ctx context.Context, c Created, now time.Time) error {
 	b, err := s.db.Insert(ctx, insertKeyStmt)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("create keys: %w", err))
+		return fmt.Errorf("create keys: %w", err)
 	}
 	for _, k := range []struct {
 		key  string
@@ -102,14 +102,14 @@ func (s *Store) insertKeys(ctx context.Context, c Created, now time.Time) error 
 			return fmt.Errorf("create keys: %w", err)
 		}
 	}
-	return chstore.Classify(b.Send())
+	return b.Send()
 }
 
 // List returns every account, oldest first.
 func (s *Store) List(ctx context.Context) ([]Account, error) {
 	rows, err := s.db.Query(ctx, listAccountsStmt)
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("list accounts: %w", err))
+		return nil, fmt.Errorf("list accounts: %w", err)
 	}
 	defer rows.Close()
 	var out []Account
@@ -120,7 +120,7 @@ func (s *Store) List(ctx context.Context) ([]Account, error) {
 		}
 		out = append(out, a)
 	}
-	return out, chstore.Classify(rows.Err())
+	return out, rows.Err()
 }
 
 // ErrBadCredentials is returned for an unknown key or a key of another account.
@@ -143,7 +143,7 @@ func (s *Store) ScopeOfKey(ctx context.Context, key string) (kwhouse.Scope, erro
 		if isNoRows(err) {
 			return kwhouse.Scope{}, ErrBadCredentials
 		}
-		return kwhouse.Scope{}, chstore.Classify(fmt.Errorf("look up api key: %w", err))
+		return kwhouse.Scope{}, fmt.Errorf("look up api key: %w", err)
 	}
 	sc := kwhouse.Scope{AccountID: account, LiveMode: live == 1}
 	s.remember(h, sc)

@@ -95,16 +95,16 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		cache = docstore.NoCache{}
 	}
 	docs := docstore.New(db, cache, now)
-	a.Catalog = catalog.New(docs)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Limits = limits.New(cfg.Limits, a.Cache, log, reg)
 	ic := cfg.Ingest
-	a.Writer = ingest.NewWriter(db, writerConfig(ic), log)
+	a.Writer = ingest.NewWriter(db, writerConfig(ic))
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
 		Charge: a.Limits.TakeRecords}, now)
-	a.Catalog.SetDeviceActivity(a.Ingest)
+	a.Catalog = catalog.New(docs, a.Ingest)
 	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
+	a.Catalog.SetTariffView(a.Tariffs)
 	a.Carbon = carbon.NewStore(db, docs, now)
 	a.Pricer = query.NewPricer(db, a.Tariffs, a.Catalog, a.Carbon, now)
 	a.API = httpapi.New(httpapi.Deps{
@@ -223,7 +223,7 @@ func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loa
 		return nil, fmt.Errorf("apply schema: %w", err)
 	}
 	ic := cfg.Ingest
-	w := ingest.NewWriter(db, writerConfig(ic), log)
+	w := ingest.NewWriter(db, writerConfig(ic))
 	docs := docstore.New(db, docstore.NoCache{}, time.Now)
 	svc := ingest.NewService(w, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, time.Now)
 	return &Loader{Ingest: svc, DB: db, writer: w}, nil
@@ -267,8 +267,9 @@ func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger) (*I
 			"addr", cfg.Redis.Addr, "err", err)
 	}
 	docs := docstore.New(db, cache, time.Now)
-	cat := catalog.New(docs)
+	cat := catalog.New(docs, nil)
 	trf := tariffs.NewService(db, docs, cat, time.Now)
+	cat.SetTariffView(trf)
 	return &Importer{Import: &onboard.Importer{Catalog: cat, Tariffs: trf}, DB: db, Cache: cache}, nil
 }
 

@@ -55,7 +55,7 @@ func (s *Store) PutIntensities(ctx context.Context, scope kwhouse.Scope, id stri
 	}
 	b, err := s.db.Insert(ctx, insertStmt)
 	if err != nil {
-		return IntensitiesResult{}, chstore.Classify(fmt.Errorf("put intensities of %s: %w", id, err))
+		return IntensitiesResult{}, fmt.Errorf("put intensities of %s: %w", id, err)
 	}
 	ver := uint64(s.now().UnixNano())
 	for i, iv := range ivs {
@@ -65,7 +65,7 @@ func (s *Store) PutIntensities(ctx context.Context, scope kwhouse.Scope, id stri
 		}
 	}
 	if err := b.Send(); err != nil {
-		return IntensitiesResult{}, chstore.Classify(fmt.Errorf("put intensities of %s: %w", id, err))
+		return IntensitiesResult{}, fmt.Errorf("put intensities of %s: %w", id, err)
 	}
 	return IntensitiesResult{Object: "carbon_intensities", SeriesID: id, IntensitiesAccepted: len(ivs)}, nil
 }
@@ -103,7 +103,7 @@ func (s *Store) Intervals(ctx context.Context, scope kwhouse.Scope, id string, f
 	rows, err := s.db.Query(ctx, intervalsStmt, scope.AccountID, scope.LiveByte(), id,
 		uint32(max(from-maxInterval, 0)), uint32(to), uint32(from))
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("intensities of %s: %w", id, err))
+		return nil, fmt.Errorf("intensities of %s: %w", id, err)
 	}
 	defer rows.Close()
 	var out []Interval
@@ -116,5 +116,5 @@ func (s *Store) Intervals(ctx context.Context, scope kwhouse.Scope, id string, f
 		iv.Start, iv.End = int64(s0), int64(e0)
 		out = append(out, iv)
 	}
-	return out, chstore.Classify(rows.Err())
+	return out, rows.Err()
 }

@@ -46,12 +46,15 @@ type Catalog struct {
 	activity DeviceActivity
 }
 
-// New returns a Catalog on docs. SetTariffView attaches tariff knowledge later.
-func New(docs *docstore.Store) *Catalog {
-	return &Catalog{docs: docs, tariffs: noTariffs{}, zones: NewZoneFinder()}
+// New returns a Catalog on docs; activity (nil: none) gives devices their last_seen.
+// SetTariffView attaches tariff knowledge once the tariffs exist.
+func New(docs *docstore.Store, activity DeviceActivity) *Catalog {
+	return &Catalog{docs: docs, tariffs: noTariffs{}, zones: NewZoneFinder(), activity: activity}
 }
 
-// SetTariffView makes locations show their tariffs.
+// SetTariffView makes locations show their tariffs. It is the one thing wired after
+// construction: a location shows its tariffs and a tariff reads its location, so the
+// catalog and the tariffs need each other, and one of them must exist first.
 func (c *Catalog) SetTariffView(v TariffView) { c.tariffs = v }
 
 // Docs returns the document store, for packages that keep their own kinds beside these.

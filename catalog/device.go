@@ -138,9 +138,6 @@ type DeviceActivity interface {
 	LastSeen(ctx context.Context, scope kwhouse.Scope, ids []string) (map[string]time.Time, error)
 }
 
-// SetDeviceActivity makes devices show last_seen.
-func (c *Catalog) SetDeviceActivity(a DeviceActivity) { c.activity = a }
-
 // withLastSeen fills last_seen of devs.
 func (c *Catalog) withLastSeen(ctx context.Context, scope kwhouse.Scope, devs []Device) error {
 	if c.activity == nil || len(devs) == 0 {

@@ -104,10 +104,15 @@ func (db *DB) Query(ctx context.Context, st Statement, args ...any) (Rows, error
 	if err != nil {
 		return nil, err
 	}
+	settings := db.read
 	if ctx.Value(backgroundKey{}) != nil {
-		return db.engine.Query(ctx, db.background, q)
+		settings = db.background
 	}
-	return db.engine.Query(ctx, db.read, q)
+	rows, err := db.engine.Query(ctx, settings, q)
+	if err != nil {
+		return nil, Classify(err)
+	}
+	return classifiedRows{rows}, nil
 }
 
 type backgroundKey struct{}
@@ -130,13 +135,32 @@ func (db *DB) Exec(ctx context.Context, st Statement, args ...any) error {
 	if err != nil {
 		return err
 	}
-	return db.engine.Exec(ctx, db.write, q)
+	return Classify(db.engine.Exec(ctx, db.write, q))
 }
 
 // Insert starts an acknowledged INSERT batch of st ("INSERT INTO t (cols) VALUES").
 func (db *DB) Insert(ctx context.Context, st Statement) (Batch, error) {
 	db.observe(st)
-	return db.engine.PrepareBatch(ctx, db.write, st.SQL)
+	return classifiedBatch(db.engine.PrepareBatch(ctx, db.write, st.SQL))
+}
+
+// Every error that leaves DB is classified (Classify): a caller branches on kwhouse's
+// kinds, never on the driver's errors.
+type classifiedRows struct{ Rows }
+
+func (r classifiedRows) Scan(dest ...any) error { return Classify(r.Rows.Scan(dest...)) }
+func (r classifiedRows) Err() error             { return Classify(r.Rows.Err()) }
+
+type classifiedBatchOf struct{ Batch }
+
+func (b classifiedBatchOf) Append(values ...any) error { return Classify(b.Batch.Append(values...)) }
+func (b classifiedBatchOf) Send() error                { return Classify(b.Batch.Send()) }
+
+func classifiedBatch(b Batch, err error) (Batch, error) {
+	if err != nil {
+		return nil, Classify(err)
+	}
+	return classifiedBatchOf{b}, nil
 }
 
 func (db *DB) render(st Statement, args []any) (string, error) {

@@ -23,7 +23,7 @@ type StringSize struct {
 // that was over half of the service's page faults in a fleet's ingest.
 func (db *DB) InsertBulk(ctx context.Context, st Statement, sizes []StringSize) (Batch, error) {
 	db.observe(st)
-	return db.bulk.PrepareBatch(context.WithValue(ctx, stringSizesKey{}, sizes), db.write, st.SQL)
+	return classifiedBatch(db.bulk.PrepareBatch(context.WithValue(ctx, stringSizesKey{}, sizes), db.write, st.SQL))
 }
 
 type stringSizesKey struct{}

@@ -77,7 +77,7 @@ func (s *Store) lookUpIDs(ctx context.Context, scope kwhouse.Scope, kind string,
 	if len(ids) >= scanFrom {
 		var size uint64
 		if err := s.db.QueryRow(ctx, kindSizeStmt, scope.AccountID, scope.LiveByte(), kind).Scan(&size); err != nil {
-			return nil, chstore.Classify(fmt.Errorf("count %s documents: %w", kind, err))
+			return nil, fmt.Errorf("count %s documents: %w", kind, err)
 		}
 		if size <= uint64(scanRatio*len(ids)) {
 			return s.scanIDs(ctx, scope, kind, ids)
@@ -134,7 +134,7 @@ func (s *Store) listIDs(ctx context.Context, scope kwhouse.Scope, kind string, i
 func (s *Store) queryIDs(ctx context.Context, st chstore.Statement, args ...any) ([]string, error) {
 	rows, err := s.db.Query(ctx, st, args...)
 	if err != nil {
-		return nil, chstore.Classify(err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []string
@@ -146,7 +146,7 @@ func (s *Store) queryIDs(ctx context.Context, st chstore.Statement, args ...any)
 		out = append(out, id)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, chstore.Classify(err)
+		return nil, err
 	}
 	return out, nil
 }

@@ -78,7 +78,7 @@ func (s *Store) query(ctx context.Context, scope kwhouse.Scope, kind string, st 
 	all := append([]any{scope.AccountID, scope.LiveByte(), kind}, args...)
 	rows, err := s.db.Query(ctx, st, all...)
 	if err != nil {
-		return nil, chstore.Classify(err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []Doc
@@ -95,7 +95,7 @@ func (s *Store) query(ctx context.Context, scope kwhouse.Scope, kind string, st 
 		d.Body, d.Deleted, d.CreatedUS = []byte(body), deleted == 1, int64(created)
 		out = append(out, d)
 	}
-	return out, chstore.Classify(rows.Err())
+	return out, rows.Err()
 }
 
 // ListQuery selects and pages documents of one kind.

@@ -27,7 +27,7 @@ func (s *Store) ReferenceOwners(ctx context.Context, scope kwhouse.Scope, kind s
 		live := scope.LiveByte()
 		rows, err := s.db.Query(ctx, referenceOwnersStmt, scope.AccountID, live, kind, scope.AccountID, live, kind, part, part)
 		if err != nil {
-			return nil, chstore.Classify(fmt.Errorf("look up %s reference ids: %w", kind, err))
+			return nil, fmt.Errorf("look up %s reference ids: %w", kind, err)
 		}
 		for rows.Next() {
 			var id, ref string
@@ -40,7 +40,7 @@ func (s *Store) ReferenceOwners(ctx context.Context, scope kwhouse.Scope, kind s
 		err = rows.Err()
 		rows.Close()
 		if err != nil {
-			return nil, chstore.Classify(fmt.Errorf("look up %s reference ids: %w", kind, err))
+			return nil, fmt.Errorf("look up %s reference ids: %w", kind, err)
 		}
 	}
 	return owners, nil

@@ -85,7 +85,7 @@ func (s *Store) insert(ctx context.Context, docs []Doc) error {
 	base := uint64(s.now().UnixNano())
 	batch, err := s.db.Insert(ctx, insertStmt)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("write documents: %w", err))
+		return fmt.Errorf("write documents: %w", err)
 	}
 	for i := range docs {
 		d := &docs[i]
@@ -99,7 +99,7 @@ func (s *Store) insert(ctx context.Context, docs []Doc) error {
 		}
 	}
 	if err := batch.Send(); err != nil {
-		return chstore.Classify(fmt.Errorf("write documents: %w", err))
+		return fmt.Errorf("write documents: %w", err)
 	}
 	s.refreshCache(ctx, docs)
 	return nil
@@ -141,14 +141,14 @@ func boolByte(b bool) uint8 {
 func (s *Store) Purge(ctx context.Context, kind string, createdBeforeUS int64) error {
 	var n uint64
 	if err := s.db.QueryRow(ctx, countOldStmt, kind, uint64(createdBeforeUS)).Scan(&n); err != nil {
-		return chstore.Classify(fmt.Errorf("count old %s documents: %w", kind, err))
+		return fmt.Errorf("count old %s documents: %w", kind, err)
 	}
 	if n == 0 {
 		return nil // no mutation when there is nothing to delete: mutations rewrite parts
 	}
 	q := "ALTER TABLE documents " + s.db.OnCluster() + " DELETE WHERE kind = ? AND created_us < ?"
 	if err := s.db.Exec(ctx, purgeStmt.With(q), kind, uint64(createdBeforeUS)); err != nil {
-		return chstore.Classify(fmt.Errorf("purge %s documents: %w", kind, err))
+		return fmt.Errorf("purge %s documents: %w", kind, err)
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ type batchRow struct {
 func insertBatches(ctx context.Context, db *chstore.DB, rows []batchRow) error {
 	ins, err := db.Insert(ctx, insertBatchesStmt)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("save batches: %w", err))
+		return fmt.Errorf("save batches: %w", err)
 	}
 	for _, r := range rows {
 		failed := r.b.FailedRecords
@@ -63,7 +63,7 @@ func insertBatches(ctx context.Context, db *chstore.DB, rows []batchRow) error {
 			return fmt.Errorf("save batch %s: %w", r.b.ID, err)
 		}
 	}
-	return chstore.Classify(ins.Send())
+	return ins.Send()
 }
 
 // Batch returns a stored batch summary.
@@ -77,7 +77,7 @@ func (s *Service) Batch(ctx context.Context, scope kwhouse.Scope, id string) (Ba
 		return Batch{}, kwhouse.NotFound("batch_id", id)
 	}
 	if err != nil {
-		return Batch{}, chstore.Classify(fmt.Errorf("get batch %s: %w", id, err))
+		return Batch{}, fmt.Errorf("get batch %s: %w", id, err)
 	}
 	b.RecordsSubmitted, b.RecordsAccepted, b.RecordsProcessed = int(sub), int(acc), int(proc)
 	if err := json.Unmarshal([]byte(failed), &b.FailedRecords); err != nil {

@@ -176,7 +176,7 @@ func (s *Service) lastRegister(ctx context.Context, scope kwhouse.Scope, key Rec
 		return nil, nil
 	}
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("last register reading: %w", err))
+		return nil, fmt.Errorf("last register reading: %w", err)
 	}
 	return &register{time: t.Unix(), wh: wh, num: 0}, nil
 }
@@ -185,7 +185,7 @@ func (s *Service) saveRegisters(ctx context.Context, scope kwhouse.Scope, key Re
 	db := s.writer.db
 	b, err := db.Insert(ctx, insertRegistersStmt)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("save register readings: %w", err))
+		return fmt.Errorf("save register readings: %w", err)
 	}
 	n := 0
 	ver := s.versions(len(regs))
@@ -202,7 +202,7 @@ func (s *Service) saveRegisters(ctx context.Context, scope kwhouse.Scope, key Re
 	if n == 0 {
 		return b.Abort()
 	}
-	return chstore.Classify(b.Send())
+	return b.Send()
 }
 
 // checkKeyOwner refuses a register whose location or device is not the caller's.

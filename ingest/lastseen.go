@@ -33,7 +33,7 @@ func seenRows(scope kwhouse.Scope, recs []Record, at time.Time) []seenRow {
 func insertSeen(ctx context.Context, db *chstore.DB, rows []seenRow) error {
 	b, err := db.Insert(ctx, insertSeenStmt)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("touch devices: %w", err))
+		return fmt.Errorf("touch devices: %w", err)
 	}
 	for _, r := range rows {
 		if err := b.Append(r.scope.AccountID, r.scope.LiveByte(), r.device, r.at); err != nil {
@@ -41,7 +41,7 @@ func insertSeen(ctx context.Context, db *chstore.DB, rows []seenRow) error {
 			return fmt.Errorf("touch device %s: %w", r.device, err)
 		}
 	}
-	return chstore.Classify(b.Send())
+	return b.Send()
 }
 
 // LastSeen returns when each of ids last sent a reading; ids never seen are absent.
@@ -52,7 +52,7 @@ func (s *Service) LastSeen(ctx context.Context, scope kwhouse.Scope, ids []strin
 	}
 	rows, err := s.db.Query(ctx, lastSeenStmt, scope.AccountID, scope.LiveByte(), chstore.Set(ids))
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("last seen of devices: %w", err))
+		return nil, fmt.Errorf("last seen of devices: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -63,7 +63,7 @@ func (s *Service) LastSeen(ctx context.Context, scope kwhouse.Scope, ids []strin
 		}
 		out[id] = t.UTC()
 	}
-	return out, chstore.Classify(rows.Err())
+	return out, rows.Err()
 }
 
 var insertSeenStmt = chstore.Register("ingest.insert_last_seen", "INSERT INTO device_last_seen (account_id, live_mode, device_id, last_seen) VALUES")

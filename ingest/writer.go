@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,7 +35,6 @@ type WriterConfig struct {
 type Writer struct {
 	db    *chstore.DB
 	cfg   WriterConfig
-	log   *slog.Logger
 	queue chan *job
 
 	mu     sync.RWMutex
@@ -83,8 +81,8 @@ type extras struct {
 var ErrClosed = kwhouse.Unavailable("the meter writer", errors.New("shutting down"))
 
 // NewWriter starts the flush loops.
-func NewWriter(db *chstore.DB, cfg WriterConfig, log *slog.Logger) *Writer {
-	w := &Writer{db: db, cfg: cfg, log: log, queue: make(chan *job, cfg.QueueLength)}
+func NewWriter(db *chstore.DB, cfg WriterConfig) *Writer {
+	w := &Writer{db: db, cfg: cfg, queue: make(chan *job, cfg.QueueLength)}
 	for i := 0; i < cfg.Flushers; i++ {
 		w.wg.Add(1)
 		go w.loop()
@@ -203,8 +201,7 @@ func (w *Writer) flush(jobs []*job, buffers *flushBuffers) error {
 			continue // a flush of requests whose records all failed: only summaries to store
 		}
 		if err := w.insert(ctx, b, &buffers.columns); err != nil {
-			w.log.Warn("meter insert failed", "rows", b.Len(), "err", err)
-			return err
+			return err // logged once, at the edge: each request it fails answers (and logs) 503
 		}
 		w.inserts.Add(1)
 		w.rows.Add(int64(b.Len()))
@@ -227,7 +224,7 @@ func (w *Writer) insert(ctx context.Context, blk block, buffers *columnBuffers) 
 	defer buffers.release()
 	b, err := w.db.InsertBulk(ctx, insertRecordsStmt, blk.stringSizes())
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("prepare meter insert: %w", err))
+		return fmt.Errorf("prepare meter insert: %w", err)
 	}
 	for i, column := range insertColumns {
 		if err := b.Column(i).Append(column(buffers, blk)); err != nil {
@@ -236,7 +233,7 @@ func (w *Writer) insert(ctx context.Context, blk block, buffers *columnBuffers) 
 		}
 	}
 	if err := b.Send(); err != nil {
-		return chstore.Classify(fmt.Errorf("send meter insert of %d rows: %w", blk.Len(), err))
+		return fmt.Errorf("send meter insert of %d rows: %w", blk.Len(), err)
 	}
 	return nil
 }

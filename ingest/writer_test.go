@@ -17,7 +17,7 @@ import (
 func TestCloseFlushesEveryQueuedWrite(t *testing.T) {
 	db := testkit.ClickHouse(t)
 	// A flush would wait an hour for more rows: only Close makes these writes happen.
-	w := NewWriter(db, WriterConfig{MaxRows: 1_000_000, MaxDelay: time.Hour, Flushers: 1, QueueLength: 16}, testkit.Logger())
+	w := NewWriter(db, WriterConfig{MaxRows: 1_000_000, MaxDelay: time.Hour, Flushers: 1, QueueLength: 16})
 	scope := kwhouse.Scope{AccountID: "acc_0123456789abcdef01234567"}
 	const writers = 5
 	errs := make(chan error, writers)
@@ -100,7 +100,7 @@ func TestBlocksOfUpTo100DaysAreNotSplit(t *testing.T) {
 func TestFlushHoldsForAnnouncedRequests(t *testing.T) {
 	db := testkit.ClickHouse(t)
 	w := NewWriter(db, WriterConfig{MaxRows: 1_000_000, MaxDelay: time.Millisecond, MaxHold: 5 * time.Second,
-		Flushers: 1, QueueLength: 16}, testkit.Logger())
+		Flushers: 1, QueueLength: 16})
 	defer w.Close()
 	scope := kwhouse.Scope{AccountID: "acc_0123456789abcdef01234567"}
 	one := func(i int) *Rows {
@@ -142,7 +142,7 @@ func TestSortedBlocksMatchClickHouseOrder(t *testing.T) {
 		// shard's share of a sorted block is sorted, so the one-part order is what matters.
 		t.Skip("compares the row order of one part: run on a single node")
 	}
-	w := NewWriter(db, WriterConfig{MaxRows: 1000, MaxDelay: time.Millisecond, Flushers: 1, QueueLength: 4}, testkit.Logger())
+	w := NewWriter(db, WriterConfig{MaxRows: 1000, MaxDelay: time.Millisecond, Flushers: 1, QueueLength: 4})
 	defer w.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func(vals ...string) string { return vals[rng.IntN(len(vals))] }
@@ -221,7 +221,7 @@ func sameKey(r *Rows, a, b uint64) bool {
 func TestFlushStoresEveryColumnOfEveryRequest(t *testing.T) {
 	db := testkit.ClickHouse(t)
 	const requests, each = 3, 40
-	w := NewWriter(db, WriterConfig{MaxRows: requests * each, MaxDelay: time.Hour, Flushers: 1, QueueLength: 4}, testkit.Logger())
+	w := NewWriter(db, WriterConfig{MaxRows: requests * each, MaxDelay: time.Hour, Flushers: 1, QueueLength: 4})
 	defer w.Close()
 	want := map[uint64]string{}
 	parts := make([]*Rows, requests)

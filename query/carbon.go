@@ -93,7 +93,7 @@ func (c *Pricer) carbonRecords(ctx context.Context, a costArgs) ([]carbonRecord,
 	}
 	rows, err := c.db.Query(ctx, carbonRecordsStmt.With(buf.String()), a.named()...)
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("carbon records: %w", err))
+		return nil, fmt.Errorf("carbon records: %w", err)
 	}
 	defer rows.Close()
 	var out []carbonRecord
@@ -104,7 +104,7 @@ func (c *Pricer) carbonRecords(ctx context.Context, a costArgs) ([]carbonRecord,
 		}
 		out = append(out, r)
 	}
-	return out, chstore.Classify(rows.Err())
+	return out, rows.Err()
 }
 
 // seriesIntervals returns the intensities of the location's series over [from, to): the

@@ -224,7 +224,7 @@ func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
 	}
 	rows, err := c.db.Query(ctx, costStmt.With(buf.String()), args...)
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("cost query: %w", err))
+		return nil, fmt.Errorf("cost query: %w", err)
 	}
 	defer rows.Close()
 	var out []costRow
@@ -236,5 +236,5 @@ func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
 		}
 		out = append(out, r)
 	}
-	return out, chstore.Classify(rows.Err())
+	return out, rows.Err()
 }

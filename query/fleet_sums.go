@@ -164,7 +164,7 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 	}
 	rows, err := c.db.Query(ctx, stmt.With(buf.String()), args...)
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("fleet cost query: %w", err))
+		return nil, fmt.Errorf("fleet cost query: %w", err)
 	}
 	defer rows.Close()
 	var out []fleetSum
@@ -176,7 +176,7 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		}
 		out = append(out, s)
 	}
-	return out, chstore.Classify(rows.Err())
+	return out, rows.Err()
 }
 
 // joinArgs binds what the JOIN of fleet.sql reads besides the records: the segments of

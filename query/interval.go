@@ -10,7 +10,6 @@ import (
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
-	"github.com/kwhouse/kwhouse/chstore"
 )
 
 // Aggregations of a cost response.
@@ -210,7 +209,7 @@ func (c *Pricer) deviceLocations(ctx context.Context, scope kwhouse.Scope, req C
 	rows, err := c.db.Query(ctx, deviceLocationsStmt,
 		scope.AccountID, live, req.ObjectID, req.Direction, uint32(req.Start.Unix()), uint32(req.End.Unix()))
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("locations of device %s: %w", req.ObjectID, err))
+		return nil, fmt.Errorf("locations of device %s: %w", req.ObjectID, err)
 	}
 	defer rows.Close()
 	var out []string
@@ -221,7 +220,7 @@ func (c *Pricer) deviceLocations(ctx context.Context, scope kwhouse.Scope, req C
 		}
 		out = append(out, l)
 	}
-	return out, chstore.Classify(rows.Err())
+	return out, rows.Err()
 }
 
 func (c *Pricer) newResponse(scope kwhouse.Scope, req CostRequest, loc catalog.Location) EnergyCost {

@@ -37,7 +37,7 @@ func (c *Pricer) planSegments(ctx context.Context, scope kwhouse.Scope, location
 	}
 	rows, err := c.db.Query(ctx, segmentsStmt.With(buf.String()), args...)
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("price segments of %s: %w", location, err))
+		return nil, fmt.Errorf("price segments of %s: %w", location, err)
 	}
 	defer rows.Close()
 	var out []segment
@@ -51,5 +51,5 @@ func (c *Pricer) planSegments(ctx context.Context, scope kwhouse.Scope, location
 		seg.comp, seg.s, seg.e = int(comp), int64(s), int64(e)
 		out = append(out, seg)
 	}
-	return out, chstore.Classify(rows.Err())
+	return out, rows.Err()
 }

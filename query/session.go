@@ -7,7 +7,6 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
-	"github.com/kwhouse/kwhouse/chstore"
 )
 
 // Session prices every record of one session_reference_id (POST /costs/session/{id}).
@@ -22,7 +21,7 @@ func (c *Pricer) Session(ctx context.Context, scope kwhouse.Scope, session strin
 	live := scope.LiveByte()
 	rows, err := c.db.Query(ctx, sessionStmt, scope.AccountID, live, session, direction)
 	if err != nil {
-		return EnergyCost{}, chstore.Classify(fmt.Errorf("find session %s: %w", session, err))
+		return EnergyCost{}, fmt.Errorf("find session %s: %w", session, err)
 	}
 	defer rows.Close()
 	type where struct {
@@ -38,7 +37,7 @@ func (c *Pricer) Session(ctx context.Context, scope kwhouse.Scope, session strin
 		found = append(found, w)
 	}
 	if err := rows.Err(); err != nil {
-		return EnergyCost{}, chstore.Classify(err)
+		return EnergyCost{}, err
 	}
 	switch len(found) {
 	case 0:

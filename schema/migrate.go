@@ -223,7 +223,7 @@ func Apply(ctx context.Context, db *chstore.DB, log *slog.Logger) error {
 		}
 		for i, stmt := range m.Statements {
 			if err := db.Exec(ctx, migrationStmt.With(stmt)); err != nil {
-				return chstore.Classify(fmt.Errorf("migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err))
+				return fmt.Errorf("migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
 			}
 		}
 		if err := record(ctx, db, m); err != nil {
@@ -243,7 +243,7 @@ func ensureBookkeeping(ctx context.Context, db *chstore.DB, form Form) error {
 		" (version UInt32, name String, applied_at DateTime('UTC')) ENGINE = " +
 		engineClause(form, "schema_migrations", "ReplacingMergeTree", "") + " ORDER BY version"
 	if err := db.Exec(ctx, bookkeepingStmt.With(q)); err != nil {
-		return chstore.Classify(fmt.Errorf("create schema_migrations: %w", err))
+		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	return nil
 }
@@ -251,7 +251,7 @@ func ensureBookkeeping(ctx context.Context, db *chstore.DB, form Form) error {
 func applied(ctx context.Context, db *chstore.DB) (map[int]bool, error) {
 	rows, err := db.Query(ctx, appliedStmt)
 	if err != nil {
-		return nil, chstore.Classify(fmt.Errorf("read schema_migrations: %w", err))
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
 	}
 	defer rows.Close()
 	done := map[int]bool{}
@@ -268,13 +268,13 @@ func applied(ctx context.Context, db *chstore.DB) (map[int]bool, error) {
 func record(ctx context.Context, db *chstore.DB, m Migration) error {
 	batch, err := db.Insert(ctx, recordStmt)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("record migration %d: %w", m.Version, err))
+		return fmt.Errorf("record migration %d: %w", m.Version, err)
 	}
 	if err := batch.Append(uint32(m.Version), m.Name, time.Now().UTC()); err != nil {
 		return fmt.Errorf("record migration %d: %w", m.Version, err)
 	}
 	if err := batch.Send(); err != nil {
-		return chstore.Classify(fmt.Errorf("record migration %d: %w", m.Version, err))
+		return fmt.Errorf("record migration %d: %w", m.Version, err)
 	}
 	return nil
 }

@@ -153,7 +153,7 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 	}
 	b, err := s.db.Insert(ctx, insertPricesStmt)
 	if err != nil {
-		return PricesResult{}, chstore.Classify(fmt.Errorf("put prices of %s: %w", id, err))
+		return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
 	}
 	ver := uint64(s.now().UnixNano())
 	for i, p := range prices {
@@ -169,7 +169,7 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 	err = b.Send()
 	s.endEpoch(ctx, scope) // also after a failure: a block answered with an error may still have landed
 	if err != nil {
-		return PricesResult{}, chstore.Classify(fmt.Errorf("put prices of %s: %w", id, err))
+		return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
 	}
 	return PricesResult{Object: "market_prices", MarketID: id, PricesAccepted: len(prices)}, nil
 }
@@ -206,7 +206,7 @@ func (s *Service) hasPriceAt(ctx context.Context, scope kwhouse.Scope, market st
 	err := s.db.QueryRow(ctx, countPricesStmt,
 		scope.AccountID, scope.LiveByte(), market, at, at.Add(-31*24*time.Hour), at).Scan(&n)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return false, chstore.Classify(fmt.Errorf("market %s price now: %w", market, err))
+		return false, fmt.Errorf("market %s price now: %w", market, err)
 	}
 	return n > 0, nil
 }

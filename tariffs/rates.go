@@ -103,7 +103,7 @@ type tariffYear struct {
 func (s *Service) loadYears(ctx context.Context, scope kwhouse.Scope, ids []string) error {
 	rows, err := s.db.Query(ctx, rateYearsStmt, scope.AccountID, scope.LiveByte(), chstore.Set(ids))
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("expanded years: %w", err))
+		return fmt.Errorf("expanded years: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -114,7 +114,7 @@ func (s *Service) loadYears(ctx context.Context, scope kwhouse.Scope, ids []stri
 		}
 		s.years.add(id, int(y))
 	}
-	return chstore.Classify(rows.Err())
+	return rows.Err()
 }
 
 // Periods returns the UTC rate periods of t over [from, to), computed from its schedule.
@@ -136,7 +136,7 @@ func (t *Tariff) Periods(from, to int64) ([]Period, error) {
 func (s *Service) expandYears(ctx context.Context, scope kwhouse.Scope, todo []tariffYear) error {
 	b, err := s.db.Insert(ctx, insertRatesStmt)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("expand rates: %w", err))
+		return fmt.Errorf("expand rates: %w", err)
 	}
 	ver := uint64(s.now().UnixNano())
 	for _, ty := range todo {
@@ -145,20 +145,20 @@ func (s *Service) expandYears(ctx context.Context, scope kwhouse.Scope, todo []t
 		}
 	}
 	if err := b.Send(); err != nil {
-		return chstore.Classify(fmt.Errorf("expand rates: %w", err))
+		return fmt.Errorf("expand rates: %w", err)
 	}
 	// INSERT … VALUES with bound values through Exec would leave 18.16 waiting for a data
 	// block over the native protocol: every insert goes through a batch.
 	yb, err := s.db.Insert(ctx, insertRateYearsStmt)
 	if err != nil {
-		return chstore.Classify(fmt.Errorf("record expanded years: %w", err))
+		return fmt.Errorf("record expanded years: %w", err)
 	}
 	for _, ty := range todo {
 		if err := yb.Append(scope.AccountID, scope.LiveByte(), ty.t.RatesID(), uint16(ty.year)); err != nil {
 			return fmt.Errorf("record year %d of %s: %w", ty.year, ty.t.ID, err)
 		}
 	}
-	return chstore.Classify(yb.Send())
+	return yb.Send()
 }
 
 // appendYear adds the periods of one UTC year of a tariff to batch b.

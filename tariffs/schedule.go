@@ -414,19 +414,13 @@ func checkComplete(rules []rule) error {
 	return nil
 }
 
-// liveRules appends to dst one byte per rule: 1 when it applies on the given day.
+// liveRules appends to dst the indices of the rules that apply on the given day.
 func liveRules(dst []byte, rules []rule, month, date, weekday int) []byte {
 	for i := range rules {
 		r := &rules[i]
-		on := r.months[month] && (!r.hasDates || r.dates[date]) && r.days[weekday]
-		dst = append(dst, boolByte(on))
+		if r.months[month] && (!r.hasDates || r.dates[date]) && r.days[weekday] {
+			dst = strconv.AppendInt(append(dst, ','), int64(i), 10)
+		}
 	}
 	return dst
-}
-
-func boolByte(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -89,11 +89,11 @@ type Service struct {
 	lists   *EpochMemo[[]Tariff] // location tariff lists by pricing epoch (readTariffs)
 }
 
-// NewService returns a Service; it registers itself as the catalog's tariff view.
+// NewService returns a Service; the catalog shows its tariffs once given it
+// (catalog.SetTariffView).
 func NewService(db *chstore.DB, docs *docstore.Store, cat *catalog.Catalog, now func() time.Time) *Service {
 	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears()}
 	s.lists = NewEpochMemo[[]Tariff](s, tariffListCacheSize)
-	cat.SetTariffView(s)
 	return s
 }
 

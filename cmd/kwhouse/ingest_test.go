@@ -26,7 +26,7 @@ func TestIngestLoadsFilesAndRejectsBadRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	scope := kwhouse.Scope{AccountID: acc.AccountID}
-	cat := catalog.New(docstore.New(db, docstore.NoCache{}, time.Now))
+	cat := catalog.New(docstore.New(db, docstore.NoCache{}, time.Now), nil)
 	tz, cur := "Europe/London", "GBP"
 	loc, err := cat.CreateLocation(ctx, scope, catalog.LocationInput{Timezone: &tz, CurrencyCode: &cur})
 	if err != nil {
