@@ -100,48 +100,63 @@ func NewService(db *chstore.DB, docs *docstore.Store, cat *catalog.Catalog, now 
 // maxContract bounds a contract's length: its rates are expanded year by year.
 const maxContract = 30 * 366 * 24 * time.Hour
 
+// validate reports every problem of in on its own (kwhouse.Problems).
 func (in *Input) validate() error {
+	var p kwhouse.Problems
 	switch {
 	case in.LocationID == "":
-		return kwhouse.Invalid("parameter_missing", "location_id", "location_id is required")
+		p.Add("parameter_missing", "location_id", "location_id is required")
 	case !kwhouse.ValidID(kwhouse.PrefixLocation, in.LocationID):
-		return kwhouse.Invalid("invalid_id", "location_id", "not a location id")
-	case in.Direction != Import && in.Direction != Export:
-		return kwhouse.Invalid("invalid_value", "direction", "direction must be IMPORT or EXPORT")
+		p.Add("invalid_id", "location_id", "not a location id")
+	}
+	if in.Direction != Import && in.Direction != Export {
+		p.Add("invalid_value", "direction", "direction must be IMPORT or EXPORT")
+	}
+	switch {
 	case in.Type != Commodity && in.Type != NonCommodity:
-		return kwhouse.Invalid("invalid_value", "type", "type must be COMMODITY or NON_COMMODITY")
+		p.Add("invalid_value", "type", "type must be COMMODITY or NON_COMMODITY")
 	case in.Type == NonCommodity && in.Direction == Export:
-		return kwhouse.Invalid("unsupported_combination", "type", "NON_COMMODITY tariffs are import only")
-	case in.ContractStartDate == nil:
-		return kwhouse.Invalid("parameter_missing", "contract_start_date", "contract_start_date is required")
-	case in.ContractEndDate == nil:
-		return kwhouse.Invalid("parameter_missing", "contract_end_date", "contract_end_date is required")
+		p.Add("unsupported_combination", "type", "NON_COMMODITY tariffs are import only")
 	}
-	if err := checkContract(in.ContractStartDate.Time(), in.ContractEndDate.Time()); err != nil {
-		return err
+	if in.ContractStartDate == nil {
+		p.Add("parameter_missing", "contract_start_date", "contract_start_date is required")
 	}
-	for param, v := range map[string]*string{"display_name": in.DisplayName, "provider_id": in.ProviderID} {
-		if v != nil && len([]rune(*v)) > catalog.MaxStringLen {
-			return kwhouse.Invalid("string_too_long", param, "at most %d characters", catalog.MaxStringLen)
+	if in.ContractEndDate == nil {
+		p.Add("parameter_missing", "contract_end_date", "contract_end_date is required")
+	}
+	if in.ContractStartDate != nil && in.ContractEndDate != nil {
+		p.AddErr(checkContract(in.ContractStartDate.Time(), in.ContractEndDate.Time()))
+	}
+	in.validateOptional(&p)
+	return p.Err()
+}
+
+// validateOptional checks the fields a tariff may leave out.
+func (in *Input) validateOptional(p *kwhouse.Problems) {
+	for _, f := range []struct {
+		param string
+		v     *string
+	}{{"display_name", in.DisplayName}, {"provider_id", in.ProviderID}} {
+		if f.v != nil && len([]rune(*f.v)) > catalog.MaxStringLen {
+			p.Add("string_too_long", f.param, "at most %d characters", catalog.MaxStringLen)
 		}
 	}
 	if in.ProviderID != nil && *in.ProviderID != "" && !kwhouse.ValidID(kwhouse.PrefixProvider, *in.ProviderID) {
-		return kwhouse.Invalid("invalid_id", "provider_id", "not a provider id (prv_…)")
+		p.Add("invalid_id", "provider_id", "not a provider id (prv_…)")
 	}
 	if in.TierPeriod != nil && *in.TierPeriod != TierMonth && *in.TierPeriod != TierDay {
-		return kwhouse.Invalid("invalid_value", "tier_period", "tier_period must be MONTH or DAY")
+		p.Add("invalid_value", "tier_period", "tier_period must be MONTH or DAY")
 	}
 	if in.Timezone != nil && !catalog.ValidZone(*in.Timezone) {
-		return kwhouse.Invalid("invalid_timezone", "timezone", "%q is not an IANA time zone", *in.Timezone)
+		p.Add("invalid_timezone", "timezone", "%q is not an IANA time zone", *in.Timezone)
 	}
 	market := in.MarketRates != nil && *in.MarketRates
 	switch {
 	case !market && in.MarketID != nil && *in.MarketID != "":
-		return kwhouse.Invalid("invalid_value", "market_id", "market_id needs market_rates: true")
+		p.Add("invalid_value", "market_id", "market_id needs market_rates: true")
 	case !market && len(in.Schedule) == 0:
-		return kwhouse.Invalid("parameter_missing", "schedule", "a tariff without market rates needs a schedule")
+		p.Add("parameter_missing", "schedule", "a tariff without market rates needs a schedule")
 	}
-	return nil
 }
 
 func checkContract(start, end time.Time) error {

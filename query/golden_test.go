@@ -1,0 +1,62 @@
+package query
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden SQL files in testdata/sql")
+
+// goldenShapes are the SQL shapes the cost, fleet and carbon queries send, rendered from
+// their templates (placeholders @name and ? are bound at run time). The files under
+// testdata/sql show a reviewer what runs; `go test ./query -run Golden -update` rewrites
+// them after a template change, and the diff is the change.
+var goldenShapes = []struct {
+	file, template string
+	shape          any
+}{
+	{"interval_join_raw.sql", "cost", costShape{Refs: true}},
+	{"interval_join_day.sql", "cost", costShape{Daily: true}},
+	{"interval_join_day_tiered_market.sql", "cost", costShape{Daily: true, Tiered: true, Markets: true}},
+	{"instant_join.sql", "cost", costShape{Instant: true, Refs: true}},
+	{"interval_arrays_day.sql", "cost_arrays", costShape{Daily: true, Arrays: true, ActBits: 1,
+		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
+	{"fleet_join_day_tiered.sql", "fleet", fleetShape{Aggregation: "DAY", Tiered: true, Markets: true}},
+	{"fleet_join_month_devices.sql", "fleet", fleetShape{Aggregation: "MONTH", Devices: true}},
+	{"fleet_arrays_day_final.sql", "fleet_arrays", fleetShape{Aggregation: "DAY", Final: true,
+		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
+	{"fleet_arrays_none_argmax.sql", "fleet_arrays", fleetShape{Aggregation: "NONE",
+		Comps: []componentArrays{{N: 1, Present: true}, {N: 2, Present: true}, {N: 3}}}},
+	{"carbon_records.sql", "carbon_records", costShape{}},
+	{"plan_segments_market.sql", "plan_segments", costShape{Markets: true}},
+}
+
+var blankLines = regexp.MustCompile(`\n[ \t]*(\n[ \t]*)+`)
+
+func TestGoldenSQL(t *testing.T) {
+	for _, g := range goldenShapes {
+		var buf bytes.Buffer
+		if err := templates.ExecuteTemplate(&buf, g.template, g.shape); err != nil {
+			t.Fatalf("%s: %v", g.file, err)
+		}
+		got := append(bytes.TrimSpace(blankLines.ReplaceAll(buf.Bytes(), []byte("\n"))), '\n')
+		path := filepath.Join("testdata", "sql", g.file)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v (run go test ./query -run Golden -update)", g.file, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the rendered SQL changed; review it and run go test ./query -run Golden -update", g.file)
+		}
+	}
+}

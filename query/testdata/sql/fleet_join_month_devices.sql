@@ -1,0 +1,92 @@
+-- Energy cost of many locations' (or devices') records, summed per group and bucket
+-- (local day, local month or the whole window) in one read of the records. Prices come
+-- from the "segments" of cost_segments.sql, the definition every cost path shares.
+-- Per-record figures are never materialised: a bucket's money is the sum of its pieces;
+-- its confidence is the least of its records' and pieces' confidences, or 0 when a
+-- component with tariffs leaves some second of a record unpriced (segments of one
+-- component never overlap, so covered seconds fall short of record seconds exactly then).
+SELECT loc, dev, toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz), @tz)) AS k,
+    sumIf(e, comp = 0) AS energy, sum(xm) AS money, sumIf(xm, comp != 2) AS money_com, sumIf(xm, comp = 2) AS money_non,
+    least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1))
+        OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
+        OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
+    countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export
+FROM
+(
+-- Untiered: each record split at every price segment it meets, priced where it lies.
+SELECT loc, dev, rs, re, comp, act, tr, e,
+    if(comp = 0, rc, least(rc, sconf)) AS xc,
+    if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
+    if(comp = 0, toInt64(re - rs), 0) AS xlen,
+    if(comp = 0, 0., e * xcov / (re - rs) * price[1] / 1000) AS xm
+FROM (
+-- The fleet's meter records (location-level, or devices'), with the components that have
+-- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
+-- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
+SELECT loc, dev, rid, rs, re, e, rc, tr, tr AS ctr, is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
+    -- Locations on one product are priced by the segments of one of them (rep): the
+    -- JOIN's hash table holds each product's segments once.
+    transform(loc, @act_loc, @reps, '') AS rep,
+    arrayJoin(arrayPushBack(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1)), arrayResize([toUInt32(intDiv(rs, 3600))], toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1), toUInt32(intDiv(rs, 3600)))), toUInt32(0))) AS hb
+FROM
+(
+    SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
+        toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
+        toUInt8(dir = @dir AND rs >= @w0) AS is_out
+    FROM
+    (
+        -- The latest version of each reading (argMax, not FINAL: see cost_records.sql).
+        SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
+            toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
+            argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
+        FROM meter_records
+        WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+            AND device_id != ''
+            AND direction = @dir
+            AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+        GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
+    )
+    -- Each location's own tier lookback: records before it run no counter of its window.
+    WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
+)
+) AS recs
+ALL LEFT JOIN (
+-- Price segments of the fleet's products (by representative location) by the UTC hours they cover.
+SELECT loc AS rep, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1)), arrayResize([toUInt32(intDiv(ss, 3600))], toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1), toUInt32(intDiv(ss, 3600))))) AS hb
+FROM (
+-- Price segments: schedule periods as they are; market periods split at every market
+-- interval, priced (market price + surcharge_fixed) × (1 + surcharge_percentage / 100).
+-- Time without a market price has no segment: the record's coverage check makes it 0
+-- with confidence 0.
+SELECT loc, comp, ctr, ss, se, tier, hi, fixed AS price, sconf
+FROM (
+-- Rate periods clipped to the sources that say which tariff prices which time of each
+-- component of each location, with the source's confidence (1 in contract, lower when
+-- extrapolated).
+SELECT src.6 AS loc, src.2 AS comp, toUInt8(if(src.2 = 3, 2, 1)) AS ctr,
+    greatest(ps, src.3) AS ss, least(pe, src.4) AS se, tier, hi, fixed, sfix, spct, mkt, src.5 AS sconf
+FROM
+(
+    SELECT tariff_id AS tid, toUInt32(start_time) AS ps, toUInt32(end_time) AS pe, toUInt32(tier_start) AS tier,
+        band_hi AS hi, band_fixed AS fixed, band_sfix AS sfix, band_spct AS spct, market_id AS mkt
+    FROM tariff_rates
+    WHERE account_id = @account AND live_mode = @live AND tariff_id IN @tids
+        AND start_time >= toDateTime(@range_from_pad) AND start_time < toDateTime(@range_to)
+    -- Versions of an expanded period are identical (a schedule never changes), so any one
+    -- will do: LIMIT BY drops duplicates of a re-expansion far cheaper than FINAL.
+    LIMIT 1 BY tariff_id, start_time
+) AS periods
+ALL INNER JOIN
+(
+    SELECT arrayJoin(arrayMap((t, c, f, u, k, l) -> (t, toUInt8(c), toUInt32(f), toUInt32(u), toFloat64(k), l),
+        @src_tid, @src_comp, @src_from, @src_to, @src_conf, @src_loc)) AS src, src.1 AS tid
+) AS sources USING tid
+WHERE pe > src.3 AND ps < src.4
+)
+WHERE mkt = ''
+)
+) AS segs USING (rep, ctr, hb)
+WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
+)
+GROUP BY loc, dev, k
+ORDER BY loc, dev, k
