@@ -76,13 +76,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if prefix == "" {
 		prefix = redisPrefix(cfg.Redis)
 	}
-	db, err := openDB(ctx, cfg, opt)
+	db, err := openMigrated(ctx, cfg, opt, log)
 	if err != nil {
 		return nil, err
-	}
-	if err := schema.Apply(ctx, db, log); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("apply schema: %w", err)
 	}
 	a := &App{Config: cfg, Log: log, DB: db, Now: now}
 	a.Cache = rediscache.New(cfg.Redis, prefix, log)
@@ -129,6 +125,19 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},
 	})
 	return a, nil
+}
+
+// openMigrated opens ClickHouse (opt.DB when set) and applies the schema's migrations.
+func openMigrated(ctx context.Context, cfg *config.Config, opt Options, log *slog.Logger) (*chstore.DB, error) {
+	db, err := openDB(ctx, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := schema.Apply(ctx, db, log); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("apply schema: %w", err)
+	}
+	return db, nil
 }
 
 func openDB(ctx context.Context, cfg *config.Config, opt Options) (*chstore.DB, error) {
@@ -214,13 +223,9 @@ type Loader struct {
 // OpenLoader opens ClickHouse with the schema applied and an ingest service that checks
 // ids straight against ClickHouse (no Redis needed).
 func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loader, error) {
-	db, err := openDB(ctx, cfg, Options{})
+	db, err := openMigrated(ctx, cfg, Options{}, log)
 	if err != nil {
 		return nil, err
-	}
-	if err := schema.Apply(ctx, db, log); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("apply schema: %w", err)
 	}
 	ic := cfg.Ingest
 	w := ingest.NewWriter(db, writerConfig(ic))
@@ -253,13 +258,9 @@ type Importer struct {
 
 // OpenImporter opens ClickHouse with the schema applied, and Redis.
 func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Importer, error) {
-	db, err := openDB(ctx, cfg, Options{})
+	db, err := openMigrated(ctx, cfg, Options{}, log)
 	if err != nil {
 		return nil, err
-	}
-	if err := schema.Apply(ctx, db, log); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("apply schema: %w", err)
 	}
 	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
 	if err := cache.Ping(ctx); err != nil {

@@ -16,6 +16,47 @@ import (
 	"github.com/kwhouse/kwhouse/ingest"
 )
 
+// bulkFile is one file of a bulk command (ingest, import) being loaded: its rows, its
+// reject file and its progress bar.
+type bulkFile struct {
+	csv     bool
+	r       io.Reader
+	rejects *lazyRejects
+	prog    *progress
+}
+
+// tally is what the load of one file did: rows read and failed, and its summary.
+type tally struct {
+	rows, failed int64
+	summary      string
+}
+
+// loadBulkFile opens file (its format from formatFlag or its name), has load read it,
+// then prints load's summary with the time and rate, and where the failed rows went.
+func loadBulkFile(file, formatFlag, rejectsFlag string, out io.Writer, log *slog.Logger,
+	load func(f *bulkFile) (tally, error)) (tally, error) {
+	csvFormat, err := isCSV(file, formatFlag)
+	if err != nil {
+		return tally{}, err
+	}
+	in, err := openInput(file, out, log)
+	if err != nil {
+		return tally{}, err
+	}
+	defer in.close()
+	rejects, closeRejects := openRejects(file, rejectsFlag, csvFormat)
+	start := time.Now()
+	t, err := load(&bulkFile{csv: csvFormat, r: in.r, rejects: rejects, prog: in.prog})
+	closeRejects()
+	in.prog.finish()
+	secs := time.Since(start).Seconds()
+	fmt.Fprintf(out, "%s: %s, %.1f s (%.0f rows/s)\n", file, t.summary, secs, float64(t.rows)/secs)
+	if t.failed > 0 {
+		fmt.Fprintf(out, "%s: failed rows and reasons are in %s\n", file, rejectsName(file, rejectsFlag, csvFormat))
+	}
+	return t, err
+}
+
 // inputFile is a bulk file being read (ingest, import): gunzipped when named .gz, with a
 // progress bar on the bytes read.
 type inputFile struct {

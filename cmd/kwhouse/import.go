@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -97,33 +96,18 @@ func readTariffTemplate(file string) ([]tariffs.Input, error) {
 
 func importFile(ctx context.Context, im *onboard.Importer, scope kwhouse.Scope, file string, f *importFlags,
 	template []tariffs.Input, log *slog.Logger, out io.Writer) error {
-	csvFormat, err := isCSV(file, f.format)
+	t, err := loadBulkFile(file, f.format, f.rejects, out, log, func(bf *bulkFile) (tally, error) {
+		format := onboard.NDJSON
+		if bf.csv {
+			format = onboard.CSV
+		}
+		done, err := im.Load(ctx, scope, bf.r, format, onboard.Options{ChunkRows: f.chunk, Tariffs: template, Rejects: bf.rejects,
+			Progress: func(p onboard.Progress) { bf.prog.update(p.Rows, p.Locations, p.Failed) }})
+		return tally{rows: done.Rows, failed: done.Failed, summary: fmt.Sprintf("%d locations and %d tariffs created, %d rows already there, %d failed",
+			done.Locations, done.Tariffs, done.Existing, done.Failed)}, err
+	})
 	if err != nil {
-		return err
-	}
-	format := onboard.NDJSON
-	if csvFormat {
-		format = onboard.CSV
-	}
-	in, err := openInput(file, out, log)
-	if err != nil {
-		return err
-	}
-	defer in.close()
-	rejects, closeRejects := openRejects(file, f.rejects, csvFormat)
-	start := time.Now()
-	done, err := im.Load(ctx, scope, in.r, format, onboard.Options{ChunkRows: f.chunk, Tariffs: template, Rejects: rejects,
-		Progress: func(p onboard.Progress) { in.prog.update(p.Rows, p.Locations, p.Failed) }})
-	closeRejects()
-	in.prog.finish()
-	secs := time.Since(start).Seconds()
-	fmt.Fprintf(out, "%s: %d locations and %d tariffs created, %d rows already there, %d failed, %.1f s (%.0f rows/s)\n",
-		file, done.Locations, done.Tariffs, done.Existing, done.Failed, secs, float64(done.Rows)/secs)
-	if done.Failed > 0 {
-		fmt.Fprintf(out, "%s: failed rows and reasons are in %s\n", file, rejectsName(file, f.rejects, csvFormat))
-	}
-	if err != nil {
-		return fmt.Errorf("import %s (stopped after %d rows; importing it again skips the rows stored): %w", file, done.Rows, err)
+		return fmt.Errorf("import %s (stopped after %d rows; importing it again skips the rows stored): %w", file, t.rows, err)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -63,32 +62,17 @@ go to a reject file (FILE.rejects.csv or FILE.rejects.ndjson) with the reason.`,
 }
 
 func loadFile(ctx context.Context, svc *ingest.Service, scope kwhouse.Scope, file string, f *ingestFlags, log *slog.Logger, out io.Writer) error {
-	csvFormat, err := isCSV(file, f.format)
+	t, err := loadBulkFile(file, f.format, f.rejects, out, log, func(bf *bulkFile) (tally, error) {
+		format := ingest.FileNDJSON
+		if bf.csv {
+			format = ingest.FileCSV
+		}
+		done, err := svc.Load(ctx, scope, bf.r, format, ingest.BulkOptions{ChunkRecords: f.chunk, Rejects: bf.rejects,
+			Progress: func(b ingest.BulkProgress) { bf.prog.update(b.Rows, b.Accepted, b.Failed) }})
+		return tally{rows: done.Rows, failed: done.Failed, summary: fmt.Sprintf("accepted %d, failed %d", done.Accepted, done.Failed)}, err
+	})
 	if err != nil {
-		return err
-	}
-	format := ingest.FileNDJSON
-	if csvFormat {
-		format = ingest.FileCSV
-	}
-	in, err := openInput(file, out, log)
-	if err != nil {
-		return err
-	}
-	defer in.close()
-	rejects, closeRejects := openRejects(file, f.rejects, csvFormat)
-	start := time.Now()
-	done, err := svc.Load(ctx, scope, in.r, format, ingest.BulkOptions{ChunkRecords: f.chunk, Rejects: rejects,
-		Progress: func(b ingest.BulkProgress) { in.prog.update(b.Rows, b.Accepted, b.Failed) }})
-	closeRejects()
-	in.prog.finish()
-	secs := time.Since(start).Seconds()
-	fmt.Fprintf(out, "%s: accepted %d, failed %d, %.1f s (%.0f rows/s)\n", file, done.Accepted, done.Failed, secs, float64(done.Rows)/secs)
-	if done.Failed > 0 {
-		fmt.Fprintf(out, "%s: failed rows and reasons are in %s\n", file, rejectsName(file, f.rejects, csvFormat))
-	}
-	if err != nil {
-		return fmt.Errorf("load %s (stopped after %d rows; loading it again is safe): %w", file, done.Rows, err)
+		return fmt.Errorf("load %s (stopped after %d rows; loading it again is safe): %w", file, t.rows, err)
 	}
 	return nil
 }
