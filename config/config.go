@@ -3,9 +3,9 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -205,12 +205,14 @@ func New() *viper.Viper {
 	v.SetEnvPrefix("KWHOUSE")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
-	v.SetConfigName("kwhouse")
 	v.SetConfigType("yaml")
-	v.AddConfigPath(".")
-	v.AddConfigPath("/etc/kwhouse")
 	return v
 }
+
+// DefaultFiles are where a config file is looked for when none is named, first found
+// wins. Only these names: viper's own search would also take a file named just
+// "kwhouse" — the binary itself, when it was built into the current directory.
+var DefaultFiles = []string{"kwhouse.yaml", "kwhouse.yml", "/etc/kwhouse/kwhouse.yaml", "/etc/kwhouse/kwhouse.yml"}
 
 // Load reads the optional config file (or the one named by file) and decodes v into a
 // validated Config.
@@ -226,13 +228,18 @@ func LoadTool(v *viper.Viper, file string) (*Config, error) {
 // load reads the optional config file (or the one named by file) into a Config that
 // validate accepts.
 func load(v *viper.Viper, file string, validate func(*Config) error) (*Config, error) {
+	if file == "" {
+		for _, f := range DefaultFiles {
+			if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+				file = f
+				break
+			}
+		}
+	}
 	if file != "" {
 		v.SetConfigFile(file)
-	}
-	if err := v.ReadInConfig(); err != nil {
-		var notFound viper.ConfigFileNotFoundError
-		if file != "" || !errors.As(err, &notFound) {
-			return nil, fmt.Errorf("read config: %w", err)
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("read config %s: %w", file, err)
 		}
 	}
 	var c Config

@@ -93,3 +93,26 @@ func TestToolsDoNotAskForServingSettings(t *testing.T) {
 		t.Fatalf("a tool's bad clickhouse.addr: %v, want an error naming it", err)
 	}
 }
+
+func TestTheFileInTheWorkingDirectoryIsKwhouseYAMLOnly(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	// A binary named kwhouse beside the config (go build ./cmd/kwhouse in the checkout).
+	if err := os.WriteFile("kwhouse", []byte("\x7fELF\x02\x01\x01\x00binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", secret)
+	cfg, err := config.Load(config.New(), "")
+	if err != nil {
+		t.Fatalf("a binary named kwhouse was read as the config: %v", err)
+	}
+	if cfg.ClickHouse.Database != "kwhouse" {
+		t.Errorf("database %q, want the default", cfg.ClickHouse.Database)
+	}
+	if err := os.WriteFile("kwhouse.yaml", []byte("clickhouse:\n  database: here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = config.Load(config.New(), ""); err != nil || cfg.ClickHouse.Database != "here" {
+		t.Errorf("./kwhouse.yaml not read: %v, %+v", err, cfg)
+	}
+}
