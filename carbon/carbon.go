@@ -40,19 +40,22 @@ type SeriesInput struct {
 	Default     *bool   `json:"default"`
 }
 
-// Validate reports the first problem of the input with its field path.
+// Validate reports every problem of the input with its field path (kwhouse.Problems).
 func (in SeriesInput) Validate() error {
-	switch {
-	case in.DisplayName == "" || len([]rune(in.DisplayName)) > catalog.MaxStringLen:
-		return kwhouse.Invalid("invalid_value", "display_name", "display_name is 1 to 255 characters")
-	case in.ReferenceID != nil && len([]rune(*in.ReferenceID)) > catalog.MaxStringLen:
-		return kwhouse.Invalid("string_too_long", "reference_id", "at most 255 characters")
-	case in.CountryCode == "":
-		return kwhouse.Invalid("parameter_missing", "country_code", "country_code is required")
-	case !catalog.ValidCountry(in.CountryCode):
-		return kwhouse.Invalid("invalid_country", "country_code", "%q is not an ISO 3166-1 alpha-2 country code", in.CountryCode)
+	var p kwhouse.Problems
+	if in.DisplayName == "" || len([]rune(in.DisplayName)) > catalog.MaxStringLen {
+		p.Add("invalid_value", "display_name", "display_name is 1 to 255 characters")
 	}
-	return nil
+	if in.ReferenceID != nil && len([]rune(*in.ReferenceID)) > catalog.MaxStringLen {
+		p.Add("string_too_long", "reference_id", "at most 255 characters")
+	}
+	switch {
+	case in.CountryCode == "":
+		p.Add("parameter_missing", "country_code", "country_code is required")
+	case !catalog.ValidCountry(in.CountryCode):
+		p.Add("invalid_country", "country_code", "%q is not an ISO 3166-1 alpha-2 country code", in.CountryCode)
+	}
+	return p.Err()
 }
 
 // Store keeps series documents and their intensities.

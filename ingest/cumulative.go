@@ -33,7 +33,8 @@ type RegisterReading struct {
 	RecordReferenceID string   `json:"record_reference_id"`
 }
 
-// validate checks the fields common to every reading and returns the register's key.
+// validate checks the fields common to every reading, reporting every problem
+// (kwhouse.Problems), and returns the register's key and the Wh per unit.
 func (in *CumulativeInput) validate(max int) (Record, float64, error) {
 	raw := rawRecord{}
 	set := func(f int, v string) {
@@ -46,22 +47,27 @@ func (in *CumulativeInput) validate(max int) (Record, float64, error) {
 	set(fDirection, in.Direction)
 	set(fTariffRate, in.TariffRate)
 	key := Record{LocationID: in.LocationID, DeviceID: in.DeviceID, SessionRef: in.SessionReferenceID}
+	if len(in.Data) > max {
+		return key, 0, tooManyRecords(max) // 413, not a field's problem
+	}
+	var p kwhouse.Problems
 	switch {
 	case in.LocationID == "":
-		return key, 0, kwhouse.Invalid("parameter_missing", "location_id", "location_id is required")
+		p.Add("parameter_missing", "location_id", "location_id is required")
 	case !kwhouse.ValidID(kwhouse.PrefixLocation, in.LocationID):
-		return key, 0, kwhouse.Invalid("invalid_id", "location_id", "not a location id")
-	case in.DeviceID != "" && !kwhouse.ValidID(kwhouse.PrefixDevice, in.DeviceID):
-		return key, 0, kwhouse.Invalid("invalid_id", "device_id", "not a device id")
-	case len(in.SessionReferenceID) > 255:
-		return key, 0, kwhouse.Invalid("string_too_long", "session_reference_id", "at most 255 characters")
-	case len(in.Data) == 0:
-		return key, 0, kwhouse.Invalid("parameter_missing", "data", "data needs at least one reading")
-	case len(in.Data) > max:
-		return key, 0, tooManyRecords(max)
+		p.Add("invalid_id", "location_id", "not a location id")
+	}
+	if in.DeviceID != "" && !kwhouse.ValidID(kwhouse.PrefixDevice, in.DeviceID) {
+		p.Add("invalid_id", "device_id", "not a device id")
+	}
+	if len(in.SessionReferenceID) > 255 {
+		p.Add("string_too_long", "session_reference_id", "at most 255 characters")
+	}
+	if len(in.Data) == 0 {
+		p.Add("parameter_missing", "data", "data needs at least one reading")
 	}
 	if field, msg := key.setDirections(&raw); msg != "" {
-		return key, 0, kwhouse.Invalid("invalid_value", field, "%s", msg)
+		p.Add("invalid_value", field, "%s", msg)
 	}
 	scale := 0.0
 	switch strings.ToUpper(in.Units) {
@@ -70,11 +76,11 @@ func (in *CumulativeInput) validate(max int) (Record, float64, error) {
 	case "KWH":
 		scale = 1000
 	case "":
-		return key, 0, kwhouse.Invalid("parameter_missing", "units", "units is required (WH or KWH)")
+		p.Add("parameter_missing", "units", "units is required (WH or KWH)")
 	default:
-		return key, 0, kwhouse.Invalid("invalid_value", "units", "units of a register must be WH or KWH")
+		p.Add("invalid_value", "units", "units of a register must be WH or KWH")
 	}
-	return key, scale, nil
+	return key, scale, p.Err()
 }
 
 // register is a reading in Wh at a Unix time.

@@ -96,40 +96,42 @@ type fleetKey struct {
 	group, date, currency string
 }
 
-// Validate checks the request and fills in its defaults.
+// Validate reports every problem of the request (kwhouse.Problems); Fleet fills in the
+// defaults first.
 func (r *FleetRequest) Validate() error {
-	r.defaults()
-	var bad *kwhouse.Error
-	switch {
-	case r.Direction != "IMPORT" && r.Direction != "EXPORT":
-		bad = kwhouse.Invalid("invalid_value", "direction", "direction must be IMPORT or EXPORT")
-	case r.Aggregation != FleetAggregationNone && r.Aggregation != AggregationDay && r.Aggregation != AggregationMonth:
-		bad = kwhouse.Invalid("invalid_value", "aggregation", "aggregation must be NONE, DAY or MONTH")
-	case r.GroupBy != GroupLocation && r.GroupBy != GroupDevice && r.GroupBy != GroupCustomer:
-		bad = kwhouse.Invalid("invalid_value", "group_by", "group_by must be location, device or customer")
-	case r.Order != OrderID && r.Order != OrderCostDesc && r.Order != OrderCostAsc && r.Order != OrderEnergyDesc:
-		bad = kwhouse.Invalid("invalid_value", "order", "order must be id, cost_desc, cost_asc or energy_desc")
-	case r.Limit < 1 || r.Limit > MaxFleetLimit:
-		bad = kwhouse.Invalid("invalid_value", "limit", "limit must be between 1 and %d", MaxFleetLimit)
-	case len(r.LocationIDs) > MaxFleetLocations:
-		bad = kwhouse.Invalid("too_many_locations", "location_ids", "location_ids may name at most %d locations", MaxFleetLocations)
-	case r.CustomerID != "" && !kwhouse.ValidID(kwhouse.PrefixCustomer, r.CustomerID):
-		bad = kwhouse.Invalid("invalid_value", "customer_id", "customer_id must be a customer id (cus_…)")
-	case r.Start.IsZero():
-		bad = kwhouse.Invalid("parameter_missing", "start_time", "start_time is required")
+	var p kwhouse.Problems
+	if r.Direction != "IMPORT" && r.Direction != "EXPORT" {
+		p.Add("invalid_value", "direction", "direction must be IMPORT or EXPORT")
 	}
-	if bad != nil {
-		return bad
+	if r.Aggregation != FleetAggregationNone && r.Aggregation != AggregationDay && r.Aggregation != AggregationMonth {
+		p.Add("invalid_value", "aggregation", "aggregation must be NONE, DAY or MONTH")
+	}
+	if r.GroupBy != GroupLocation && r.GroupBy != GroupDevice && r.GroupBy != GroupCustomer {
+		p.Add("invalid_value", "group_by", "group_by must be location, device or customer")
+	}
+	if r.Order != OrderID && r.Order != OrderCostDesc && r.Order != OrderCostAsc && r.Order != OrderEnergyDesc {
+		p.Add("invalid_value", "order", "order must be id, cost_desc, cost_asc or energy_desc")
+	}
+	if r.Limit < 1 || r.Limit > MaxFleetLimit {
+		p.Add("invalid_value", "limit", "limit must be between 1 and %d", MaxFleetLimit)
+	}
+	if len(r.LocationIDs) > MaxFleetLocations {
+		p.Add("too_many_locations", "location_ids", "location_ids may name at most %d locations", MaxFleetLocations)
+	}
+	if r.CustomerID != "" && !kwhouse.ValidID(kwhouse.PrefixCustomer, r.CustomerID) {
+		p.Add("invalid_value", "customer_id", "customer_id must be a customer id (cus_…)")
 	}
 	for _, id := range r.LocationIDs {
 		if !kwhouse.ValidID(kwhouse.PrefixLocation, id) {
-			return kwhouse.Invalid("invalid_value", "location_ids", "%q is not a location id (loc_…)", id)
+			p.Add("invalid_value", "location_ids", "%q is not a location id (loc_…)", id)
+			break
 		}
 	}
 	if _, err := parseCursor(r.StartingAfter); err != nil {
-		return err
+		p.AddErr(err)
 	}
-	return checkWindow(r.Start, r.End, MaxCostWindow, "400 days")
+	checkWindow(&p, r.Start, r.End, MaxCostWindow, "400 days")
+	return p.Err()
 }
 
 func (r *FleetRequest) defaults() {
@@ -152,6 +154,7 @@ func (r *FleetRequest) defaults() {
 
 // Fleet prices the records of many locations or devices at once (POST /costs/fleet).
 func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetRequest) (FleetCost, error) {
+	req.defaults()
 	if err := req.Validate(); err != nil {
 		return FleetCost{}, err
 	}

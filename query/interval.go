@@ -108,38 +108,44 @@ type EnergyCost struct {
 	AccountID        string            `json:"account_id"`
 }
 
-func (r *CostRequest) validate() error {
+func (r *CostRequest) defaults() {
 	if r.Direction == "" {
 		r.Direction = "IMPORT"
 	}
-	switch {
-	case r.Direction != "IMPORT" && r.Direction != "EXPORT":
-		return kwhouse.Invalid("invalid_value", "direction", "direction must be IMPORT or EXPORT")
-	case r.Aggregation != AggregationNone && r.Aggregation != AggregationDay && r.Aggregation != AggregationMonth:
-		return kwhouse.Invalid("invalid_value", "aggregation", "aggregation must be DAY or MONTH (or absent for raw records)")
-	case r.Start.IsZero():
-		return kwhouse.Invalid("parameter_missing", "start_time", "start_time is required")
+}
+
+// validate reports every problem of the request (kwhouse.Problems).
+func (r *CostRequest) validate() error {
+	var p kwhouse.Problems
+	if r.Direction != "IMPORT" && r.Direction != "EXPORT" {
+		p.Add("invalid_value", "direction", "direction must be IMPORT or EXPORT")
 	}
-	return checkWindow(r.Start, r.End, MaxCostWindow, "400 days")
+	if r.Aggregation != AggregationNone && r.Aggregation != AggregationDay && r.Aggregation != AggregationMonth {
+		p.Add("invalid_value", "aggregation", "aggregation must be DAY or MONTH (or absent for raw records)")
+	}
+	checkWindow(&p, r.Start, r.End, MaxCostWindow, "400 days")
+	return p.Err()
 }
 
 // checkWindow checks a request window [start, end) of at most max (named by maxText).
-func checkWindow(start, end time.Time, max time.Duration, maxText string) error {
+func checkWindow(p *kwhouse.Problems, start, end time.Time, max time.Duration, maxText string) {
 	switch {
+	case start.IsZero():
+		p.Add("parameter_missing", "start_time", "start_time is required")
 	case end.IsZero():
-		return kwhouse.Invalid("parameter_missing", "end_time", "end_time is required")
+		p.Add("parameter_missing", "end_time", "end_time is required")
 	case !end.After(start):
-		return kwhouse.Invalid("invalid_window", "end_time", "end_time must be after start_time")
+		p.Add("invalid_window", "end_time", "end_time must be after start_time")
 	case end.Sub(start) > max:
-		return kwhouse.Invalid("window_too_long", "end_time", "a window may span at most %s", maxText)
+		p.Add("window_too_long", "end_time", "a window may span at most %s", maxText)
 	case start.Year() < 1971 || end.Year() > 2105:
-		return kwhouse.Invalid("invalid_window", "start_time", "the window must lie between 1971 and 2105")
+		p.Add("invalid_window", "start_time", "the window must lie between 1971 and 2105")
 	}
-	return nil
 }
 
 // Interval prices the records of a location or device (POST /costs/interval/{id}).
 func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequest) (EnergyCost, error) {
+	req.defaults()
 	if err := req.validate(); err != nil {
 		return EnergyCost{}, err
 	}

@@ -69,26 +69,44 @@ type Slots struct {
 	AccountID        string            `json:"account_id"`
 }
 
+// validate reports every problem of a threshold (or, threshold false, a duration) slot
+// request (kwhouse.Problems); the window is the timeline's to check.
 func (r *SlotRequest) validate(threshold bool) error {
+	var p kwhouse.Problems
 	switch {
 	case r.Segment == "":
-		return kwhouse.Invalid("parameter_missing", "segment", "segment is required (HIGH or LOW)")
+		p.Add("parameter_missing", "segment", "segment is required (HIGH or LOW)")
 	case r.Segment != SegmentHigh && r.Segment != SegmentLow:
-		return kwhouse.Invalid("invalid_value", "segment", "segment must be HIGH or LOW")
-	case threshold && r.Absolute == nil && r.Relative == nil:
-		return kwhouse.Invalid("parameter_missing", "relative", "give relative (0 < r ≤ 1) or absolute (a price)")
-	case threshold && r.Absolute == nil && (*r.Relative <= 0 || *r.Relative > 1 || math.IsNaN(*r.Relative)):
-		return kwhouse.Invalid("invalid_value", "relative", "relative must be within (0, 1]")
-	case threshold && r.Absolute != nil && (math.IsNaN(*r.Absolute) || math.IsInf(*r.Absolute, 0)):
-		return kwhouse.Invalid("invalid_value", "absolute", "absolute must be a finite price")
-	case !threshold && r.Duration == nil:
-		return kwhouse.Invalid("parameter_missing", "duration", "duration (minutes) is required")
-	case !threshold && (*r.Duration <= 0 || math.IsNaN(*r.Duration)):
-		return kwhouse.Invalid("invalid_value", "duration", "duration must be a positive number of minutes")
-	case !threshold && !r.End.IsZero() && *r.Duration*60 > r.End.Sub(r.Start).Seconds():
-		return kwhouse.Invalid("invalid_value", "duration", "duration is longer than the window")
+		p.Add("invalid_value", "segment", "segment must be HIGH or LOW")
 	}
-	return nil
+	if threshold {
+		r.validateThreshold(&p)
+	} else {
+		r.validateDuration(&p)
+	}
+	return p.Err()
+}
+
+func (r *SlotRequest) validateThreshold(p *kwhouse.Problems) {
+	switch {
+	case r.Absolute == nil && r.Relative == nil:
+		p.Add("parameter_missing", "relative", "give relative (0 < r ≤ 1) or absolute (a price)")
+	case r.Absolute == nil && (*r.Relative <= 0 || *r.Relative > 1 || math.IsNaN(*r.Relative)):
+		p.Add("invalid_value", "relative", "relative must be within (0, 1]")
+	case r.Absolute != nil && (math.IsNaN(*r.Absolute) || math.IsInf(*r.Absolute, 0)):
+		p.Add("invalid_value", "absolute", "absolute must be a finite price")
+	}
+}
+
+func (r *SlotRequest) validateDuration(p *kwhouse.Problems) {
+	switch {
+	case r.Duration == nil:
+		p.Add("parameter_missing", "duration", "duration (minutes) is required")
+	case *r.Duration <= 0 || math.IsNaN(*r.Duration):
+		p.Add("invalid_value", "duration", "duration must be a positive number of minutes")
+	case !r.End.IsZero() && *r.Duration*60 > r.End.Sub(r.Start).Seconds():
+		p.Add("invalid_value", "duration", "duration is longer than the window")
+	}
 }
 
 func (c *Pricer) slotTimeline(ctx context.Context, scope kwhouse.Scope, req SlotRequest, threshold bool) (catalog.Location, []RatePeriod, error) {

@@ -39,19 +39,26 @@ type timelineRequest struct {
 	start, end time.Time
 }
 
-func (r *timelineRequest) validate() error {
+func (r *timelineRequest) defaults() {
 	if r.direction == "" {
 		r.direction = "IMPORT"
 	}
+}
+
+// validate reports every problem of the request (kwhouse.Problems).
+func (r *timelineRequest) validate() error {
+	var p kwhouse.Problems
 	if r.direction != "IMPORT" && r.direction != "EXPORT" {
-		return kwhouse.Invalid("invalid_value", "direction", "direction must be IMPORT or EXPORT")
+		p.Add("invalid_value", "direction", "direction must be IMPORT or EXPORT")
 	}
-	return checkWindow(r.start, r.end, MaxRateWindow, "90 days")
+	checkWindow(&p, r.start, r.end, MaxRateWindow, "90 days")
+	return p.Err()
 }
 
 // timeline returns the location and its constant-price periods over the window, split
 // wherever any component's price changes.
 func (c *Pricer) timeline(ctx context.Context, r timelineRequest) (catalog.Location, []RatePeriod, error) {
+	r.defaults()
 	if err := r.validate(); err != nil {
 		return catalog.Location{}, nil, err
 	}

@@ -37,21 +37,25 @@ type MarketInput struct {
 	Default      *bool   `json:"default"`
 }
 
-// Validate reports the first problem of the input with its field path.
+// Validate reports every problem of the input with its field path (kwhouse.Problems).
 func (in MarketInput) Validate() error {
-	switch {
-	case in.DisplayName == "" || len([]rune(in.DisplayName)) > catalog.MaxStringLen:
-		return kwhouse.Invalid("invalid_value", "display_name", "display_name is 1 to 255 characters")
-	case !catalog.ValidCurrency(in.CurrencyCode):
-		return kwhouse.Invalid("invalid_currency", "currency_code", "%q is not an ISO 4217 currency code", in.CurrencyCode)
-	case in.ReferenceID != nil && len([]rune(*in.ReferenceID)) > catalog.MaxStringLen:
-		return kwhouse.Invalid("string_too_long", "reference_id", "at most 255 characters")
-	case in.CountryCode != nil && !catalog.ValidCountry(*in.CountryCode):
-		return kwhouse.Invalid("invalid_country", "country_code", "%q is not an ISO 3166-1 alpha-2 country code", *in.CountryCode)
-	case in.Default != nil && *in.Default && in.CountryCode == nil:
-		return kwhouse.Invalid("parameter_missing", "country_code", "a default market needs the country it is the default of")
+	var p kwhouse.Problems
+	if in.DisplayName == "" || len([]rune(in.DisplayName)) > catalog.MaxStringLen {
+		p.Add("invalid_value", "display_name", "display_name is 1 to 255 characters")
 	}
-	return nil
+	if !catalog.ValidCurrency(in.CurrencyCode) {
+		p.Add("invalid_currency", "currency_code", "%q is not an ISO 4217 currency code", in.CurrencyCode)
+	}
+	if in.ReferenceID != nil && len([]rune(*in.ReferenceID)) > catalog.MaxStringLen {
+		p.Add("string_too_long", "reference_id", "at most 255 characters")
+	}
+	switch {
+	case in.CountryCode != nil && !catalog.ValidCountry(*in.CountryCode):
+		p.Add("invalid_country", "country_code", "%q is not an ISO 3166-1 alpha-2 country code", *in.CountryCode)
+	case in.Default != nil && *in.Default && in.CountryCode == nil:
+		p.Add("parameter_missing", "country_code", "a default market needs the country it is the default of")
+	}
+	return p.Err()
 }
 
 // MarketPrice is one interval of a market series, per kWh in major currency units.
