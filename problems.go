@@ -3,6 +3,7 @@ package kwhouse
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Problems collects every validation failure of an input, each with its field path: the
@@ -39,4 +40,18 @@ func (p *Problems) Err() error {
 	joined.Message = fmt.Sprintf("%s (and %d more problems)", first.Message, len(p.errs)-1)
 	joined.Err = errors.Join(p.errs[1:]...)
 	return &joined
+}
+
+// ID adds parameter_missing when a required id is empty, and invalid_id when a given id
+// is not of the kind prefix names: ID("location_id", PrefixLocation, id, true).
+func (p *Problems) ID(param, prefix, id string, required bool) {
+	switch {
+	case id == "":
+		if required {
+			p.Add("parameter_missing", param, "%s is required", param)
+		}
+	case !ValidID(prefix, id):
+		p.Add("invalid_id", param, "not a %s id (%s followed by 24 hex characters)",
+			strings.ReplaceAll(strings.TrimSuffix(param, "_id"), "_", " "), prefix)
+	}
 }

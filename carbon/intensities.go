@@ -70,29 +70,22 @@ func (s *Store) PutIntensities(ctx context.Context, scope kwhouse.Scope, id stri
 	return IntensitiesResult{Object: "carbon_intensities", SeriesID: id, IntensitiesAccepted: len(ivs)}, nil
 }
 
-// checkIntensities refuses missing, negative, non-finite or overlapping intervals; errors
-// name the index.
+// checkIntensities reports every missing, negative, non-finite or overlapping interval;
+// params name the index.
 func checkIntensities(ivs []Intensity) error {
-	switch {
-	case len(ivs) == 0:
-		return kwhouse.Invalid("parameter_missing", "", "send at least one intensity")
-	case len(ivs) > MaxIntensitiesPerRequest:
-		return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "too_many_intensities",
-			Message: fmt.Sprintf("at most %d intensities per request", MaxIntensitiesPerRequest)}
-	}
-	spans := make([]catalog.Span, len(ivs))
-	for i, iv := range ivs {
-		param := fmt.Sprintf("[%d]", i)
-		switch {
-		case iv.Intensity == nil:
-			return kwhouse.Invalid("parameter_missing", param+".intensity", "intensity is required")
-		case math.IsNaN(*iv.Intensity) || math.IsInf(*iv.Intensity, 0) || *iv.Intensity < 0:
-			return kwhouse.Invalid("invalid_number", param+".intensity", "intensity must be a finite number, not negative")
-		}
-		spans[i] = catalog.Span{Start: iv.StartTime.Time(), End: iv.EndTime.Time()}
-	}
-	// The reads look back this far for an interval reaching into a window.
-	return catalog.CheckSpans(spans, maxInterval*time.Second, "intensities")
+	return catalog.CheckSeries(len(ivs), catalog.Series{What: "intensities", Max: MaxIntensitiesPerRequest,
+		// The reads look back this far for an interval reaching into a window.
+		MaxSpan: maxInterval * time.Second,
+		Item: func(i int, prefix string, p *kwhouse.Problems) catalog.Span {
+			iv := ivs[i]
+			switch {
+			case iv.Intensity == nil:
+				p.Add("parameter_missing", prefix+".intensity", "intensity is required")
+			case math.IsNaN(*iv.Intensity) || math.IsInf(*iv.Intensity, 0) || *iv.Intensity < 0:
+				p.Add("invalid_number", prefix+".intensity", "intensity must be a finite number, not negative")
+			}
+			return catalog.Span{Start: iv.StartTime.Time(), End: iv.EndTime.Time()}
+		}})
 }
 
 // Intervals returns the series' intervals in force during [from, to), in time order.

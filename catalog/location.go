@@ -61,11 +61,11 @@ type LocationInput struct {
 func (in LocationInput) Validate() error {
 	var p problems
 	p.str("reference_id", in.ReferenceID)
-	if in.CustomerID != nil && *in.CustomerID != "" && !kwhouse.ValidID(kwhouse.PrefixCustomer, *in.CustomerID) {
-		p.add("invalid_id", "customer_id", "not a customer id (cus_ followed by 24 hex characters)")
+	if in.CustomerID != nil {
+		p.ID("customer_id", kwhouse.PrefixCustomer, *in.CustomerID, false)
 	}
-	if in.CarbonSeriesID != nil && *in.CarbonSeriesID != "" && !kwhouse.ValidID(kwhouse.PrefixCarbon, *in.CarbonSeriesID) {
-		p.add("invalid_id", "carbon_series_id", "not a carbon series id (cis_ followed by 24 hex characters)")
+	if in.CarbonSeriesID != nil {
+		p.ID("carbon_series_id", kwhouse.PrefixCarbon, *in.CarbonSeriesID, false)
 	}
 	if in.Timezone != nil && !ValidZone(*in.Timezone) {
 		p.add("invalid_timezone", "timezone", "%q is not an IANA time zone such as Europe/London", *in.Timezone)

@@ -51,15 +51,8 @@ func (in *CumulativeInput) validate(max int) (Record, float64, error) {
 		return key, 0, tooManyRecords(max) // 413, not a field's problem
 	}
 	var p kwhouse.Problems
-	switch {
-	case in.LocationID == "":
-		p.Add("parameter_missing", "location_id", "location_id is required")
-	case !kwhouse.ValidID(kwhouse.PrefixLocation, in.LocationID):
-		p.Add("invalid_id", "location_id", "not a location id")
-	}
-	if in.DeviceID != "" && !kwhouse.ValidID(kwhouse.PrefixDevice, in.DeviceID) {
-		p.Add("invalid_id", "device_id", "not a device id")
-	}
+	p.ID("location_id", kwhouse.PrefixLocation, in.LocationID, true)
+	p.ID("device_id", kwhouse.PrefixDevice, in.DeviceID, false)
 	if len(in.SessionReferenceID) > 255 {
 		p.Add("string_too_long", "session_reference_id", "at most 255 characters")
 	}

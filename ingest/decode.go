@@ -181,38 +181,7 @@ func (s *scanner) record(r *rawRecord) error {
 		r.problem = "record is a JSON " + s.kind() + ", not an object"
 		return s.skip(0)
 	}
-	s.i++
-	s.ws()
-	if s.peek() == '}' {
-		s.i++
-		return nil
-	}
-	for {
-		s.ws()
-		name, err := s.str()
-		if err != nil {
-			return err
-		}
-		s.ws()
-		if s.peek() != ':' {
-			return s.fail("want ':'")
-		}
-		s.i++
-		s.ws()
-		if err := s.field(r, name); err != nil {
-			return err
-		}
-		s.ws()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.fail("want ',' or '}'")
-		}
-	}
+	return s.members('{', func(name string) error { return s.field(r, name) })
 }
 
 func (s *scanner) field(r *rawRecord, name string) error {

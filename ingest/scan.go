@@ -179,6 +179,12 @@ func (s *scanner) skip(depth int) error {
 }
 
 func (s *scanner) skipContainer(open byte, depth int) error {
+	return s.members(open, func(string) error { return s.skip(depth + 1) })
+}
+
+// members walks the object or array at s.i (open is its first byte): value reads each
+// member's value, given its name ("" in an array).
+func (s *scanner) members(open byte, value func(name string) error) error {
 	close := byte('}')
 	if open == '[' {
 		close = ']'
@@ -191,8 +197,10 @@ func (s *scanner) skipContainer(open byte, depth int) error {
 	}
 	for {
 		s.ws()
+		var name string
 		if open == '{' {
-			if _, err := s.str(); err != nil {
+			var err error
+			if name, err = s.str(); err != nil {
 				return err
 			}
 			s.ws()
@@ -202,7 +210,7 @@ func (s *scanner) skipContainer(open byte, depth int) error {
 			s.i++
 			s.ws()
 		}
-		if err := s.skip(depth + 1); err != nil {
+		if err := value(name); err != nil {
 			return err
 		}
 		s.ws()

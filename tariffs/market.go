@@ -178,29 +178,23 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 	return PricesResult{Object: "market_prices", MarketID: id, PricesAccepted: len(prices)}, nil
 }
 
-// checkPrices refuses missing, non-finite or overlapping intervals; errors name the index.
+// checkPrices reports every missing, non-finite or overlapping interval; params name the
+// index.
 func checkPrices(prices []MarketPrice) error {
-	switch {
-	case len(prices) == 0:
-		return kwhouse.Invalid("parameter_missing", "", "send at least one price")
-	case len(prices) > MaxPricesPerRequest:
-		return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "too_many_prices",
-			Message: fmt.Sprintf("at most %d prices per request", MaxPricesPerRequest)}
-	}
-	spans := make([]catalog.Span, len(prices))
-	for i, p := range prices {
-		param := fmt.Sprintf("[%d]", i)
-		switch {
-		case p.Price == nil:
-			return kwhouse.Invalid("parameter_missing", param+".price", "price is required")
-		case math.IsNaN(*p.Price) || math.IsInf(*p.Price, 0):
-			return kwhouse.Invalid("invalid_number", param+".price", "price must be finite")
-		case p.Confidence != nil && (*p.Confidence < 0 || *p.Confidence > 1):
-			return kwhouse.Invalid("invalid_number", param+".confidence", "confidence is 0..1")
-		}
-		spans[i] = catalog.Span{Start: p.StartTime.Time(), End: p.EndTime.Time()}
-	}
-	return catalog.CheckSpans(spans, 0, "prices")
+	return catalog.CheckSeries(len(prices), catalog.Series{What: "prices", Max: MaxPricesPerRequest,
+		Item: func(i int, prefix string, pr *kwhouse.Problems) catalog.Span {
+			p := prices[i]
+			switch {
+			case p.Price == nil:
+				pr.Add("parameter_missing", prefix+".price", "price is required")
+			case math.IsNaN(*p.Price) || math.IsInf(*p.Price, 0):
+				pr.Add("invalid_number", prefix+".price", "price must be finite")
+			}
+			if p.Confidence != nil && (*p.Confidence < 0 || *p.Confidence > 1) {
+				pr.Add("invalid_number", prefix+".confidence", "confidence is 0..1")
+			}
+			return catalog.Span{Start: p.StartTime.Time(), End: p.EndTime.Time()}
+		}})
 }
 
 // hasPriceAt reports whether the market has a price covering instant t.

@@ -103,12 +103,7 @@ const maxContract = 30 * 366 * 24 * time.Hour
 // validate reports every problem of in on its own (kwhouse.Problems).
 func (in *Input) validate() error {
 	var p kwhouse.Problems
-	switch {
-	case in.LocationID == "":
-		p.Add("parameter_missing", "location_id", "location_id is required")
-	case !kwhouse.ValidID(kwhouse.PrefixLocation, in.LocationID):
-		p.Add("invalid_id", "location_id", "not a location id")
-	}
+	p.ID("location_id", kwhouse.PrefixLocation, in.LocationID, true)
 	if in.Direction != Import && in.Direction != Export {
 		p.Add("invalid_value", "direction", "direction must be IMPORT or EXPORT")
 	}
@@ -141,8 +136,8 @@ func (in *Input) validateOptional(p *kwhouse.Problems) {
 			p.Add("string_too_long", f.param, "at most %d characters", catalog.MaxStringLen)
 		}
 	}
-	if in.ProviderID != nil && *in.ProviderID != "" && !kwhouse.ValidID(kwhouse.PrefixProvider, *in.ProviderID) {
-		p.Add("invalid_id", "provider_id", "not a provider id (prv_…)")
+	if in.ProviderID != nil {
+		p.ID("provider_id", kwhouse.PrefixProvider, *in.ProviderID, false)
 	}
 	if in.TierPeriod != nil && *in.TierPeriod != TierMonth && *in.TierPeriod != TierDay {
 		p.Add("invalid_value", "tier_period", "tier_period must be MONTH or DAY")
