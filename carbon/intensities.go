@@ -53,18 +53,13 @@ func (s *Store) PutIntensities(ctx context.Context, scope kwhouse.Scope, id stri
 	if err := checkIntensities(ivs); err != nil {
 		return IntensitiesResult{}, err
 	}
-	b, err := s.db.Insert(ctx, insertStmt)
-	if err != nil {
-		return IntensitiesResult{}, fmt.Errorf("put intensities of %s: %w", id, err)
-	}
 	ver := uint64(s.now().UnixNano())
-	for i, iv := range ivs {
-		if err := b.Append(scope.AccountID, scope.LiveByte(), id, iv.StartTime.Time().UTC(), iv.EndTime.Time().UTC(),
-			*iv.Intensity, ver+uint64(i)); err != nil {
-			return IntensitiesResult{}, fmt.Errorf("put intensities of %s: %w", id, err)
-		}
-	}
-	if err := b.Send(); err != nil {
+	err := s.db.InsertRows(ctx, insertStmt, len(ivs), func(i int) []any {
+		iv := ivs[i]
+		return []any{scope.AccountID, scope.LiveByte(), id, iv.StartTime.Time().UTC(), iv.EndTime.Time().UTC(),
+			*iv.Intensity, ver + uint64(i)}
+	})
+	if err != nil {
 		return IntensitiesResult{}, fmt.Errorf("put intensities of %s: %w", id, err)
 	}
 	return IntensitiesResult{Object: "carbon_intensities", SeriesID: id, IntensitiesAccepted: len(ivs)}, nil

@@ -177,3 +177,18 @@ func (db *DB) observe(st Statement) {
 		db.Observe(st)
 	}
 }
+
+// InsertRows inserts n rows in one block: row(i) gives the i-th row's values.
+func (db *DB) InsertRows(ctx context.Context, st Statement, n int, row func(i int) []any) error {
+	b, err := db.Insert(ctx, st)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if err := b.Append(row(i)...); err != nil {
+			_ = b.Abort()
+			return err
+		}
+	}
+	return b.Send()
+}

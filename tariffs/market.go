@@ -155,22 +155,15 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 	if err := checkPrices(prices); err != nil {
 		return PricesResult{}, err
 	}
-	b, err := s.db.Insert(ctx, insertPricesStmt)
-	if err != nil {
-		return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
-	}
 	ver := uint64(s.now().UnixNano())
-	for i, p := range prices {
-		conf := 1.0
+	err := s.db.InsertRows(ctx, insertPricesStmt, len(prices), func(i int) []any {
+		p, conf := prices[i], 1.0
 		if p.Confidence != nil {
 			conf = *p.Confidence
 		}
-		if err := b.Append(scope.AccountID, scope.LiveByte(), id, p.StartTime.Time().UTC(), p.EndTime.Time().UTC(),
-			*p.Price, conf, ver+uint64(i)); err != nil {
-			return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
-		}
-	}
-	err = b.Send()
+		return []any{scope.AccountID, scope.LiveByte(), id, p.StartTime.Time().UTC(), p.EndTime.Time().UTC(),
+			*p.Price, conf, ver + uint64(i)}
+	})
 	s.endEpoch(ctx, scope) // also after a failure: a block answered with an error may still have landed
 	if err != nil {
 		return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
