@@ -34,34 +34,32 @@ ORDER BY loc, dev, k
 -- The fleet's meter records (location-level, or devices'), with the components that have
 -- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
-SELECT loc, dev, rid, rs, re, e, rc, tr, tr AS ctr, is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
+-- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
+-- rows: per-record expressions sit in as few levels as they can.)
+SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
+    toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr, tr AS ctr,
+    toUInt8(dir = @dir AND rs >= @w0) AS is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
     -- Locations on one product are priced by the segments of one of them (rep): the
     -- JOIN's hash table holds each product's segments once.
     transform(loc, @act_loc, @reps, '') AS rep,
     arrayJoin(arrayPushBack({{hours "rs" "re"}}, toUInt32(0))) AS hb
 FROM
 (
-    SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
-        toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
-        toUInt8(dir = @dir AND rs >= @w0) AS is_out
-    FROM
-    (
-        -- The latest version of each reading (argMax, not FINAL: see cost_records.sql).
-        SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
-            toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
-            argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
-        FROM meter_records
-        WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
-            AND device_id {{if .Devices}}!={{else}}={{end}} ''
+    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql).
+    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
+        toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
+        argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
+    FROM meter_records
+    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+        AND device_id {{if .Devices}}!={{else}}={{end}} ''
 {{- if not .Tiered}}
-            AND direction = @dir
+        AND direction = @dir
 {{- end}}
-            AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
-        GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
-    )
-    -- Each location's own tier lookback: records before it run no counter of its window.
-    WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
+        AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+    GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
 )
+-- Each location's own tier lookback: records before it run no counter of its window.
+WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
 {{end}}
 
 {{define "fleet_segments"}}
@@ -90,21 +88,18 @@ SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 
     {{bandMoney "it.9" "it.10" "cum" "it.8"}} AS xm
 FROM
 (
+    -- Records meet the segments of their hours and the pieces are gathered per tier
+    -- period in one level (one level fewer for 18.16 to analyse again).
     SELECT loc, dev, comp, any(act) AS act,
         -- Counters run in time order (ties by record) within one tier period.
-        arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArray((toUInt64(ps) * 4294967296 + rid % 4294967296,
-            (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), xcov, if(comp = 0, toInt64(re - rs), 0),
-             wh, hi, price, is_out))))) AS items
-    FROM
-    (
-        SELECT loc, dev, rid, rs, re, e, rc, tr, is_out, act, comp, tier, hi, price, sconf,
-            if(comp = 0, rs, greatest(rs, ss)) AS ps,
-            if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
-            if(comp = 0, 0., e * xcov / (re - rs)) AS wh
-        FROM ({{template "fleet_records" .}}) AS recs
-        ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
-        WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
-    )
+        arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArray((
+            toUInt64(if(comp = 0, rs, greatest(rs, ss))) * 4294967296 + rid % 4294967296,
+            (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)),
+             if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS pcov,
+             if(comp = 0, toInt64(re - rs), 0), if(comp = 0, 0., e * pcov / (re - rs)), hi, price, is_out))))) AS items
+    FROM ({{template "fleet_records" .}}) AS recs
+    ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
+    WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
     GROUP BY loc, dev, comp, tier
 )
 ARRAY JOIN

@@ -20,48 +20,44 @@ SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 
     arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p, it.9, arrayPopBack(arrayPushFront(it.9, 0.)), it.10, arrayResize([cum], length(it.9), cum), arrayResize([it.8], length(it.9), it.8))) / 1000 AS xm
 FROM
 (
+    -- Records meet the segments of their hours and the pieces are gathered per tier
+    -- period in one level (one level fewer for 18.16 to analyse again).
     SELECT loc, dev, comp, any(act) AS act,
         -- Counters run in time order (ties by record) within one tier period.
-        arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArray((toUInt64(ps) * 4294967296 + rid % 4294967296,
-            (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), xcov, if(comp = 0, toInt64(re - rs), 0),
-             wh, hi, price, is_out))))) AS items
-    FROM
-    (
-        SELECT loc, dev, rid, rs, re, e, rc, tr, is_out, act, comp, tier, hi, price, sconf,
-            if(comp = 0, rs, greatest(rs, ss)) AS ps,
-            if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
-            if(comp = 0, 0., e * xcov / (re - rs)) AS wh
-        FROM (
+        arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArray((
+            toUInt64(if(comp = 0, rs, greatest(rs, ss))) * 4294967296 + rid % 4294967296,
+            (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)),
+             if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS pcov,
+             if(comp = 0, toInt64(re - rs), 0), if(comp = 0, 0., e * pcov / (re - rs)), hi, price, is_out))))) AS items
+    FROM (
 -- The fleet's meter records (location-level, or devices'), with the components that have
 -- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
-SELECT loc, dev, rid, rs, re, e, rc, tr, tr AS ctr, is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
+-- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
+-- rows: per-record expressions sit in as few levels as they can.)
+SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
+    toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr, tr AS ctr,
+    toUInt8(dir = @dir AND rs >= @w0) AS is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
     -- Locations on one product are priced by the segments of one of them (rep): the
     -- JOIN's hash table holds each product's segments once.
     transform(loc, @act_loc, @reps, '') AS rep,
     arrayJoin(arrayPushBack(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1)), arrayResize([toUInt32(intDiv(rs, 3600))], toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1), toUInt32(intDiv(rs, 3600)))), toUInt32(0))) AS hb
 FROM
 (
-    SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
-        toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
-        toUInt8(dir = @dir AND rs >= @w0) AS is_out
-    FROM
-    (
-        -- The latest version of each reading (argMax, not FINAL: see cost_records.sql).
-        SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
-            toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
-            argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
-        FROM meter_records
-        WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
-            AND device_id = ''
-            AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
-        GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
-    )
-    -- Each location's own tier lookback: records before it run no counter of its window.
-    WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
+    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql).
+    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
+        toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
+        argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
+    FROM meter_records
+    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+        AND device_id = ''
+        AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+    GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
 )
+-- Each location's own tier lookback: records before it run no counter of its window.
+WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
 ) AS recs
-        ALL LEFT JOIN (
+    ALL LEFT JOIN (
 -- Price segments of the fleet's products (by representative location) by the UTC hours they cover.
 SELECT loc AS rep, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1)), arrayResize([toUInt32(intDiv(ss, 3600))], toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1), toUInt32(intDiv(ss, 3600))))) AS hb
 FROM (
@@ -151,8 +147,7 @@ WHERE pe > src.3 AND ps < src.4
 )
 )
 ) AS segs USING (rep, ctr, hb)
-        WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
-    )
+    WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
     GROUP BY loc, dev, comp, tier
 )
 ARRAY JOIN
