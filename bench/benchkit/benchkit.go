@@ -70,10 +70,23 @@ func defaultLimits() config.Limits {
 // under prefix) and serves it: the setup of a benchmark that starts from nothing. close
 // stops the server and the app.
 func StartFresh(ctx context.Context, db, prefix string) (a *app.App, base string, close func(), err error) {
+	return start(ctx, db, prefix, true)
+}
+
+// Start is StartFresh on the database as it is (migrated, not dropped): for benchmarks
+// that isolate each run in an account of its own, as a running service does, instead of
+// deleting the last run's files first (see docs/benchmarks.md, onboarding session 9).
+func Start(ctx context.Context, db, prefix string) (a *app.App, base string, close func(), err error) {
+	return start(ctx, db, prefix, false)
+}
+
+func start(ctx context.Context, db, prefix string, fresh bool) (a *app.App, base string, close func(), err error) {
 	cfg := Config(db)
 	cfg.ClickHouse.LogQueries = os.Getenv("KWBENCH_LOG_QUERIES") != ""
-	if err := DropDatabase(ctx, cfg.ClickHouse); err != nil {
-		return nil, "", nil, err
+	if fresh {
+		if err := DropDatabase(ctx, cfg.ClickHouse); err != nil {
+			return nil, "", nil, err
+		}
 	}
 	a, err = app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		app.Options{RedisPrefix: prefix})

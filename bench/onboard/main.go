@@ -13,6 +13,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +27,7 @@ func main() {
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the onboarding runs to this file")
 	bulkRows := flag.Int("import", 100_000, "locations per kwhouse import shape (0: no import runs)")
 	apiRuns := flag.Bool("api", true, "run the API onboarding (1, 8, 32 clients)")
+	fresh := flag.Bool("fresh", false, "drop the database first (else each run onboards a new account into it)")
 	flag.Parse()
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -34,14 +37,18 @@ func main() {
 		_ = pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*pairs, *bulkRows, *apiRuns); err != nil {
+	if err := run(*pairs, *bulkRows, *apiRuns, *fresh); err != nil {
 		log.Print(err)
 	}
 }
 
-func run(pairs, bulkRows int, apiRuns bool) error {
+func run(pairs, bulkRows int, apiRuns, fresh bool) error {
 	ctx := context.Background()
-	a, base, stop, err := benchkit.StartFresh(ctx, "kwbench_onboard", "kwbenchonboard:")
+	start := benchkit.Start
+	if fresh {
+		start = benchkit.StartFresh
+	}
+	a, base, stop, err := start(ctx, "kwbench_onboard", "kwbenchonboard:")
 	if err != nil {
 		return err
 	}
@@ -66,7 +73,7 @@ func run(pairs, bulkRows int, apiRuns bool) error {
 		}
 		all = append(all, locs...)
 	}
-	rows, bytes, err := rateStorage(ctx, a.DB)
+	rows, bytes, err := rateStorage(ctx, a.DB, acc.AccountID)
 	if err != nil {
 		return err
 	}
@@ -78,7 +85,7 @@ func run(pairs, bulkRows int, apiRuns bool) error {
 			return err
 		}
 	}
-	rows, bytes, err = rateStorage(ctx, a.DB)
+	rows, bytes, err = rateStorage(ctx, a.DB, acc.AccountID)
 	if err != nil {
 		return err
 	}
@@ -93,7 +100,7 @@ func onboardAPI(base, key string, clients, pairs int) ([]string, error) {
 	var locLat, trfLat []time.Duration
 	var locs []string
 	var firstErr error
-	ioBefore := ioStall()
+	cpuBefore := serverCPU()
 	next := make(chan int, pairs)
 	for i := 0; i < pairs; i++ {
 		next <- i
@@ -128,9 +135,10 @@ func onboardAPI(base, key string, clients, pairs int) ([]string, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	fmt.Printf("%2d clients: %4d pairs in %5.1f s = %6.0f pairs/s; POST /locations p50 %5.1f p99 %6.1f ms; POST /tariffs/elements p50 %5.1f p99 %6.1f ms; IO stalled %3.0f%% of the time\n",
+	cpu := serverCPU().minus(cpuBefore)
+	fmt.Printf("%2d clients: %4d pairs in %5.1f s = %6.0f pairs/s; POST /locations p50 %5.1f p99 %6.1f ms; POST /tariffs/elements p50 %5.1f p99 %6.1f ms; ClickHouse CPU per pair: user %.1f, kernel %.1f ms\n",
 		clients, pairs, d.Seconds(), float64(pairs)/d.Seconds(), pct(locLat, 50), pct(locLat, 99), pct(trfLat, 50), pct(trfLat, 99),
-		100*(ioStall()-ioBefore).Seconds()/d.Seconds())
+		cpu.user.Seconds()*1000/float64(pairs), cpu.kernel.Seconds()*1000/float64(pairs))
 	return locs, nil
 }
 
@@ -152,24 +160,51 @@ func pct(d []time.Duration, q int) float64 {
 	return float64(d[min(len(d)-1, len(d)*q/100)].Microseconds()) / 1000
 }
 
-func rateStorage(ctx context.Context, db *chstore.DB) (rows, bytes uint64, err error) {
+// rateStorage counts the account's tariff_rates rows; bytes are those rows' share of the
+// table's bytes on disk.
+func rateStorage(ctx context.Context, db *chstore.DB, account string) (rows, bytes uint64, err error) {
+	var all, allBytes uint64
 	err = db.QueryRow(ctx, chstore.Tool(`SELECT sum(rows), sum(bytes_on_disk) FROM system.parts
-		WHERE database = currentDatabase() AND table = 'tariff_rates' AND active`)).Scan(&rows, &bytes)
-	return rows, bytes, err
+		WHERE database = currentDatabase() AND table = 'tariff_rates' AND active`)).Scan(&all, &allBytes)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = db.QueryRow(ctx, chstore.Tool(`SELECT count() FROM tariff_rates WHERE account_id = ?`), account).Scan(&rows)
+	if err != nil || all == 0 {
+		return rows, 0, err
+	}
+	return rows, allBytes * rows / all, nil
 }
 
-// ioStall is how long some task of this machine has waited for IO since boot
-// (/proc/pressure/io, "some" total): every document write is a ClickHouse insert, so the
-// onboarding rate follows the disk, and the share of a run spent stalled says how busy it was.
-func ioStall() time.Duration {
-	b, err := os.ReadFile("/proc/pressure/io")
-	if err != nil {
-		return 0
+// cpuTimes is the CPU a process has used, in user and kernel mode.
+type cpuTimes struct{ user, kernel time.Duration }
+
+func (c cpuTimes) minus(o cpuTimes) cpuTimes { return cpuTimes{c.user - o.user, c.kernel - o.kernel} }
+
+// serverCPU reads the local clickhouse-server's CPU times from /proc (zero when it is not
+// found). Every document write is a ClickHouse insert that creates a part of ~34 files:
+// on a filesystem that is slow to create files (see docs/benchmarks.md, onboarding session
+// 9) the kernel share per pair grows, and the rate with it.
+func serverCPU() cpuTimes {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		comm, err := os.ReadFile("/proc/" + d.Name() + "/comm")
+		if err != nil || !strings.HasPrefix(string(comm), "clickhouse-serv") {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			return cpuTimes{}
+		}
+		// Fields after the ")" closing the command name: utime and stime are the 12th and
+		// 13th, in clock ticks (100 a second on Linux).
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) < 13 {
+			return cpuTimes{}
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		k, _ := strconv.ParseInt(f[12], 10, 64)
+		return cpuTimes{time.Duration(u) * 10 * time.Millisecond, time.Duration(k) * 10 * time.Millisecond}
 	}
-	var avg10, avg60, avg300 float64
-	var total int64
-	if _, err := fmt.Sscanf(string(b), "some avg10=%f avg60=%f avg300=%f total=%d", &avg10, &avg60, &avg300, &total); err != nil {
-		return 0
-	}
-	return time.Duration(total) * time.Microsecond
+	return cpuTimes{}
 }
