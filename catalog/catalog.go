@@ -29,6 +29,8 @@ const EventRetention = 90 * 24 * time.Hour
 // TariffView tells the catalog about a location's tariffs; the tariffs package provides it.
 type TariffView interface {
 	LocationTariffs(ctx context.Context, scope kwhouse.Scope, locationID string) (LocationTariffs, error)
+	// LocationsCreated says that locations were just created: they have no tariffs yet.
+	LocationsCreated(ctx context.Context, scope kwhouse.Scope, ids []string)
 }
 
 // LocationTariffs are the tariff-derived fields of a location.
@@ -65,6 +67,8 @@ type noTariffs struct{}
 func (noTariffs) LocationTariffs(context.Context, kwhouse.Scope, string) (LocationTariffs, error) {
 	return LocationTariffs{ElementIDs: []string{}, Status: DisconnectedStatus()}, nil
 }
+
+func (noTariffs) LocationsCreated(context.Context, kwhouse.Scope, []string) {}
 
 // Change is a document version plus the event that reports it.
 type Change struct {

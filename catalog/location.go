@@ -131,6 +131,7 @@ func (c *Catalog) CreateLocation(ctx context.Context, scope kwhouse.Scope, in Lo
 	if err := Commit(ctx, c.docs, scope, drafts[0].Change); err != nil {
 		return Location{}, fmt.Errorf("save location %s: %w", drafts[0].Location.ID, err)
 	}
+	c.tariffs.LocationsCreated(ctx, scope, []string{drafts[0].Location.ID})
 	return drafts[0].Location, nil
 }
 

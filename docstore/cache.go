@@ -54,6 +54,9 @@ func (NoCache) SetNX(context.Context, string, []byte) {}
 // Del implements Cache.
 func (NoCache) Del(context.Context, ...string) {}
 
+// Take implements Cache: nothing is ever there.
+func (NoCache) Take(context.Context, string) bool { return false }
+
 // Lock implements Cache.
 func (NoCache) Lock(context.Context, string, time.Duration) (func(), bool, error) {
 	return func() {}, false, nil

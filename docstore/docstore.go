@@ -63,6 +63,9 @@ type Cache interface {
 	SetMany(ctx context.Context, keys []string, values [][]byte)
 	SetNX(ctx context.Context, key string, value []byte)
 	Del(ctx context.Context, keys ...string)
+	// Take deletes key and reports whether it was there: a one-time marker, which at most
+	// one caller ever takes (false when the cache is down).
+	Take(ctx context.Context, key string) bool
 	// Lock takes a lock shared by every kwhouse process; ok is false when the cache is down.
 	Lock(ctx context.Context, key string, ttl time.Duration) (unlock func(), ok bool, err error)
 }

@@ -126,6 +126,17 @@ func (c *Cache) SetNX(ctx context.Context, key string, value []byte) {
 	c.observe(c.client.SetNX(ctx, c.prefix+key, value, c.ttl).Err())
 }
 
+// Take deletes key and reports whether it existed (DEL is atomic: of two takers, one gets
+// true). False when Redis is down or invalidations are still pending.
+func (c *Cache) Take(ctx context.Context, key string) bool {
+	if c.skip() || !c.flushPending(ctx) {
+		return false
+	}
+	n, err := c.client.Del(ctx, c.prefix+key).Result()
+	c.observe(err)
+	return err == nil && n == 1
+}
+
 // Del removes keys. A failed delete could leave a stale entry for up to the TTL; the
 // failure is logged.
 func (c *Cache) Del(ctx context.Context, keys ...string) {

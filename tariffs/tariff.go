@@ -192,7 +192,7 @@ func (s *Service) Create(ctx context.Context, scope kwhouse.Scope, in Input) (Ta
 	// One write: the tariff and its event. Its rate periods are expanded into tariff_rates
 	// only for the years a query reading them needs (EnsureRates), so a create is fast,
 	// a 5xx leaves nothing behind, and storage grows with priced years, not contract years.
-	if err := s.save(ctx, scope, &t, "tariff.create"); err != nil {
+	if err := s.save(ctx, scope, &t, "tariff.create", true); err != nil {
 		return Tariff{}, err
 	}
 	return t, nil
@@ -230,13 +230,15 @@ func (s *Service) newTariff(scope kwhouse.Scope, in Input, loc catalog.Location)
 
 // save stores t after checking, under a lock, that no other tariff of the same location,
 // direction and type has a contract overlapping it.
-func (s *Service) save(ctx context.Context, scope kwhouse.Scope, t *Tariff, event string) error {
+// A create (created) may find the location still fresh (fresh.go) and skip reading its
+// tariffs.
+func (s *Service) save(ctx context.Context, scope kwhouse.Scope, t *Tariff, event string, created bool) error {
 	unlock, err := s.docs.Lock(ctx, fmt.Sprintf("tariff:%s:%t:%s:%s:%s", scope.AccountID, scope.LiveMode, t.LocationID, t.Direction, t.Type))
 	if err != nil {
 		return kwhouse.Unavailable("the tariff lock", err)
 	}
 	defer unlock()
-	others, err := s.ofLocation(ctx, scope, t.LocationID)
+	others, err := s.mayOverlap(ctx, scope, t, created)
 	if err != nil {
 		return err
 	}
@@ -328,7 +330,7 @@ func (s *Service) UpdateElement(ctx context.Context, scope kwhouse.Scope, id str
 		}
 		t.ContractEndDate = *u.ContractEndDate
 	}
-	return t, s.save(ctx, scope, &t, "tariff.update")
+	return t, s.save(ctx, scope, &t, "tariff.update", false)
 }
 
 // Delete removes a tariff element.

@@ -59,6 +59,9 @@ type Options struct {
 	// ClickHouse, when set, adjusts the test database's connection before the service
 	// starts (the cluster suite points one service at a single node).
 	ClickHouse func(*config.ClickHouse)
+	// Observe, when set, sees every statement the service runs (chstore.DB.Observe), from
+	// before the service's first query.
+	Observe func(chstore.Statement)
 }
 
 // Start starts the service as `kwhouse serve` would and stops it when the test ends.
@@ -100,6 +103,9 @@ func Start(t testing.TB, opt Options) *API {
 	if err != nil {
 		cancel()
 		t.Fatalf("start app: %v", err)
+	}
+	if opt.Observe != nil {
+		a.DB.Observe = opt.Observe
 	}
 	// Runs after the service has stopped (cleanups run last-registered first), on a
 	// connection of its own: the service's is closed by then and its proxy may be down.
