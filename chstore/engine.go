@@ -74,7 +74,11 @@ func (n native) ctx(ctx context.Context, s Settings) context.Context {
 }
 
 func (n native) Query(ctx context.Context, s Settings, q string) (Rows, error) {
-	return n.conn.Query(n.ctx(ctx, s), q)
+	opts, err := nativeOptions(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return n.conn.Query(clickhouse.Context(ctx, opts...), q)
 }
 
 func (n native) Exec(ctx context.Context, s Settings, q string) error {

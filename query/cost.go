@@ -63,6 +63,8 @@ type Pricer struct {
 	timelines *tariffs.EpochMemo[priceSpan]
 	// costArrays holds the arrays of recent cost windows (cost_arrays.go).
 	costArrays *tariffs.EpochMemo[costArrays]
+	// segmentRows holds the segments of recent JOIN windows (segment_rows.go).
+	segmentRows *tariffs.EpochMemo[segmentCols]
 	// joinOnly prices every window through the JOINs of cost.sql and fleet.sql (tests
 	// compare the paths).
 	joinOnly bool
@@ -73,7 +75,8 @@ type Pricer struct {
 // NewPricer returns a Pricer.
 func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbon.Store, now func() time.Time) *Pricer {
 	return &Pricer{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
-		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom}
+		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom,
+		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize)}
 }
 
 // costRow is one row of cost.sql.
@@ -186,6 +189,7 @@ func (pb planBindings) named() []any {
 // costShape picks the parts of cost.sql a query needs.
 type costShape struct {
 	Daily, Instant, Markets, Tiered, Arrays bool
+	ExtSegments                             bool // the JOIN reads its segments from the external table _segs
 	Refs                                    bool // records' session and record references are needed
 	Comps                                   []componentArrays
 	ActBits                                 uint16 // bit 1 << (n - 1): component n has tariffs (arrays)
@@ -209,10 +213,15 @@ func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
 		}
 	}
 	if !shape.Arrays {
-		// The JOIN reads the stored rate periods.
+		// The JOIN reads the stored rate periods, priced once per plan and window (segment_rows).
 		if err := c.tariffs.EnsureRates(ctx, a.scope, a.plan); err != nil {
 			return nil, err
 		}
+		segs, err := c.segmentTable(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		ctx, shape.ExtSegments = chstore.WithExternal(ctx, segs), true
 	}
 	var buf bytes.Buffer
 	name := "cost"

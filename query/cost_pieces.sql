@@ -39,7 +39,7 @@ FROM
 ALL INNER JOIN
 (
     SELECT comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb
-    FROM ({{template "segments" .}})
+    FROM ({{template "segment_source" .}})
 ) AS segs USING (ctr, hb)
 WHERE ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600)
 {{end}}
@@ -70,7 +70,7 @@ FROM
     ALL LEFT JOIN
     (
         SELECT comp, ctr, ss, se, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb
-        FROM ({{template "segments" .}})
+        FROM ({{template "segment_source" .}})
     ) AS segs USING (ctr, hb)
     WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 )

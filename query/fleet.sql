@@ -65,7 +65,7 @@ WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
 {{define "fleet_segments"}}
 -- Price segments of the fleet's products (by representative location) by the UTC hours they cover.
 SELECT loc AS rep, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb
-FROM ({{template "segments" .}})
+FROM ({{template "segment_source" .}})
 {{end}}
 
 {{define "fleet_single"}}

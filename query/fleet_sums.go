@@ -38,6 +38,7 @@ type fleetSum struct {
 type fleetShape struct {
 	Aggregation              string
 	Devices, Tiered, Markets bool
+	ExtSegments              bool              // fleet.sql: the segments come as the external table _segs
 	Final                    bool              // fleet_arrays.sql: latest versions by FINAL (large batches)
 	Comps                    []componentArrays // fleet_arrays.sql: the packed timelines
 }
@@ -157,6 +158,11 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		var join []any
 		join, shape.Markets = joinArgs(req, b, plans)
 		args = append(args, join...)
+		segs, err := c.fleetSegments(ctx, scope, b, plans)
+		if err != nil {
+			return nil, err
+		}
+		ctx, shape.ExtSegments = chstore.WithExternal(ctx, segs), true
 	}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {

@@ -19,14 +19,15 @@ var goldenShapes = []struct {
 	file, template string
 	shape          any
 }{
-	{"interval_join_raw.sql", "cost", costShape{Refs: true}},
-	{"interval_join_day.sql", "cost", costShape{Daily: true}},
-	{"interval_join_day_tiered_market.sql", "cost", costShape{Daily: true, Tiered: true, Markets: true}},
-	{"instant_join.sql", "cost", costShape{Instant: true, Refs: true}},
+	{"interval_join_raw.sql", "cost", costShape{Refs: true, ExtSegments: true}},
+	{"interval_join_day.sql", "cost", costShape{Daily: true, ExtSegments: true}},
+	{"interval_join_day_tiered_market.sql", "cost", costShape{Daily: true, Tiered: true, Markets: true, ExtSegments: true}},
+	{"segment_rows_market.sql", "segment_rows", costShape{Markets: true}},
+	{"instant_join.sql", "cost", costShape{Instant: true, Refs: true, ExtSegments: true}},
 	{"interval_arrays_day.sql", "cost_arrays", costShape{Daily: true, Arrays: true, ActBits: 1,
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
-	{"fleet_join_day_tiered.sql", "fleet", fleetShape{Aggregation: "DAY", Tiered: true, Markets: true}},
-	{"fleet_join_month_devices.sql", "fleet", fleetShape{Aggregation: "MONTH", Devices: true}},
+	{"fleet_join_day_tiered.sql", "fleet", fleetShape{Aggregation: "DAY", Tiered: true, Markets: true, ExtSegments: true}},
+	{"fleet_join_month_devices.sql", "fleet", fleetShape{Aggregation: "MONTH", Devices: true, ExtSegments: true}},
 	{"fleet_arrays_day_final.sql", "fleet_arrays", fleetShape{Aggregation: "DAY", Final: true,
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
 	{"fleet_arrays_none_argmax.sql", "fleet_arrays", fleetShape{Aggregation: "NONE",

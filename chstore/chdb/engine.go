@@ -74,7 +74,11 @@ func settingsClause(s chstore.Settings) string {
 }
 
 // Query runs a SELECT with settings appended (on a new line: the text may end in a comment).
-func (e *Engine) Query(_ context.Context, s chstore.Settings, sql string) (chstore.Rows, error) {
+func (e *Engine) Query(ctx context.Context, s chstore.Settings, sql string) (chstore.Rows, error) {
+	sql, err := chstore.InlineExternal(sql, chstore.ExternalsFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
 	out, err := e.conn.run(sql+"\n"+settingsClause(s), "JSONCompact")
 	if err != nil {
 		return nil, err
