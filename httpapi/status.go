@@ -47,7 +47,7 @@ func (s *Server) locationStatus(c *gin.Context) (int, any, error) {
 // threeDays returns a direction's timeline over yesterday, today and tomorrow, or nil
 // when the location has no tariff of that direction.
 func (s *Server) threeDays(ctx context.Context, scope kwhouse.Scope, st catalog.LocationStatus, direction string) (*dayRates, error) {
-	zone, err := time.LoadLocation(st.Timezone)
+	zone, err := catalog.LoadZone(st.Timezone)
 	if err != nil {
 		return nil, err
 	}

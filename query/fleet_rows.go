@@ -62,7 +62,7 @@ func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location) Fl
 	}
 	start, end := req.Start, req.End
 	if req.Aggregation != FleetAggregationNone {
-		zone, err := time.LoadLocation(loc.Timezone)
+		zone, err := catalog.LoadZone(loc.Timezone)
 		if err != nil {
 			zone = time.UTC // a stored location's zone always loads
 		}

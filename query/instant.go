@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/carbon"
@@ -45,7 +44,7 @@ func (c *Pricer) Instant(ctx context.Context, scope kwhouse.Scope, body []byte, 
 			return InstantCost{}, refError(err, "device_id", rec.DeviceID)
 		}
 	}
-	zone, err := time.LoadLocation(loc.Timezone)
+	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
 		return InstantCost{}, fmt.Errorf("zone of %s: %w", loc.ID, err)
 	}

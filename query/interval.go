@@ -159,7 +159,7 @@ func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	if args.location == "" {
 		return out, nil // a device without records in the window
 	}
-	zone, err := time.LoadLocation(loc.Timezone)
+	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
 		return EnergyCost{}, fmt.Errorf("zone of %s: %w", loc.ID, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/docstore"
 )
 
@@ -158,7 +159,7 @@ func componentOf(t *Tariff) int {
 // lookbackOf is where the tier period containing w0 began in t's zone, less a day for
 // records that straddle that start. Records starting before it only run counters.
 func lookbackOf(t *Tariff, w0 int64) int64 {
-	loc, err := time.LoadLocation(t.Timezone)
+	loc, err := catalog.LoadZone(t.Timezone)
 	if err != nil {
 		return w0
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
@@ -123,7 +124,7 @@ func (t *Tariff) Periods(from, to int64) ([]Period, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile schedule of %s: %w", t.ID, err)
 	}
-	loc, err := time.LoadLocation(t.Timezone)
+	loc, err := catalog.LoadZone(t.Timezone)
 	if err != nil {
 		return nil, fmt.Errorf("zone of %s: %w", t.ID, err)
 	}
