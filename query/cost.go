@@ -68,8 +68,11 @@ type Pricer struct {
 	// joinOnly prices every window through the JOINs of cost.sql and fleet.sql (tests
 	// compare the paths).
 	joinOnly bool
-	// finalFrom is the fleet batch size from which fleet_arrays.sql reads with FINAL.
+	// finalFrom is the number of locations from which fleet_arrays.sql deduplicates with FINAL.
 	finalFrom int
+	// dedupFirst deduplicates readings in every fleet query instead of only where a first,
+	// undeduplicated read found two versions of one (tests compare both ways).
+	dedupFirst bool
 }
 
 // NewPricer returns a Pricer.

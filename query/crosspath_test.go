@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
@@ -36,12 +37,21 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("crosspath")
 	g := &generator{t: t, rng: rng, do: api.As(acc.Test()), markets: map[string]string{}, kinds: map[string]string{},
-		products: map[int][]map[string]any{}}
+		products: map[int][]map[string]any{}, sent: map[string][]any{}}
 	var locs []string
+	ctx := context.Background()
+	// Re-sent readings must still be stored twice when priced: merges would fold them.
+	held := api.App.DB.Exec(ctx, chstore.Tool("SYSTEM STOP MERGES meter_records")) == nil
+	defer api.App.DB.Exec(ctx, chstore.Tool("SYSTEM START MERGES meter_records"))
 	for i := 0; i < 12; i++ {
 		locs = append(locs, g.location(i%4))
 	}
-	ctx := context.Background()
+	for _, loc := range locs[:6] {
+		g.resend(loc)
+	}
+	if held {
+		requireResent(t, api, acc.ID)
+	}
 	scope := kwhouse.Scope{AccountID: acc.ID}
 	coster, joins := api.App.Pricer, query.JoinOnly(api.App.Pricer)
 	for _, agg := range []string{query.AggregationNone, query.AggregationDay, query.AggregationMonth} {
@@ -50,7 +60,9 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 			fleetAgg = query.FleetAggregationNone
 		}
 		rows := map[string]map[string][]query.FleetRow{} // by path, location
-		for path, c := range map[string]*query.Pricer{"fleet arrays": coster, "fleet arrays FINAL": query.FinalAlways(coster), "fleet join": joins} {
+		paths := map[string]*query.Pricer{"fleet arrays": coster, "fleet arrays FINAL": query.FinalAlways(coster), "fleet join": joins,
+			"fleet arrays dedup first": query.DedupAlways(coster), "fleet join dedup first": query.DedupAlways(joins)}
+		for path, c := range paths {
 			fleet, err := c.Fleet(ctx, scope, query.FleetRequest{Start: crossFrom, End: crossTo, Aggregation: fleetAgg, Limit: 10000})
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, fleetAgg, err)
@@ -130,6 +142,7 @@ type generator struct {
 	markets  map[string]string        // currency → market id
 	kinds    map[string]string        // location → what prices it
 	products map[int][]map[string]any // zone → the tariffs of its last product
+	sent     map[string][]any         // location → the records sent
 }
 
 var crossZones = []struct{ zone, currency string }{
@@ -162,8 +175,42 @@ func (g *generator) location(z int) string {
 		}
 		g.must(g.do("POST", "/tariffs/elements", b), "tariff")
 	}
-	g.records(loc)
+	g.sent[loc] = g.records(loc)
 	return loc
+}
+
+// resend sends a third of loc's readings again with new values: the later version counts.
+func (g *generator) resend(loc string) {
+	var recs []any
+	for _, r := range g.sent[loc] {
+		if g.rng.Intn(3) == 0 {
+			again := map[string]any{}
+			for k, v := range r.(map[string]any) {
+				again[k] = v
+			}
+			again["value"] = math.Round(g.rng.Float64()*3000*1000) / 1000
+			recs = append(recs, again)
+		}
+	}
+	if len(recs) > 0 {
+		g.must(g.do("PUT", "/meters/interval", recs), "re-sent records")
+	}
+}
+
+// requireResent fails unless the account's table holds two versions of some reading, so
+// that the fleet paths' first, undeduplicated read meets them.
+func requireResent(t *testing.T, api *apitest.API, account string) {
+	t.Helper()
+	var rows, readings uint64
+	err := api.App.DB.QueryRow(context.Background(), chstore.Tool(`SELECT count(), uniqExact(location_id, device_id,
+		direction, tariff_rate, start_time, end_time) FROM meter_records WHERE account_id = ?`), account).Scan(&rows, &readings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows <= readings {
+		t.Fatalf("%d rows hold %d readings: no re-sent reading is stored twice", rows, readings)
+	}
+	t.Logf("%d rows hold %d readings", rows, readings)
 }
 
 // product is a random set of tariff bodies (without location_id) and its description.
@@ -263,7 +310,7 @@ func (g *generator) market(currency string) string {
 }
 
 // records sends 60 random records: quarter-hour aligned, 15 minutes to 3 hours long, a few LOCAL.
-func (g *generator) records(loc string) {
+func (g *generator) records(loc string) []any {
 	var recs []any
 	slots := int(crossTo.Sub(crossFrom) / (15 * time.Minute))
 	for i := 0; i < 60; i++ {
@@ -277,4 +324,5 @@ func (g *generator) records(loc string) {
 			"value": math.Round(g.rng.Float64()*3000*1000) / 1000, "units": "WH", "tariff_rate": rate})
 	}
 	g.must(g.do("PUT", "/meters/interval", recs), "records")
+	return recs
 }

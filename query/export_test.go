@@ -15,3 +15,11 @@ func FinalAlways(c *Pricer) *Pricer {
 	d.finalFrom = 1
 	return &d
 }
+
+// DedupAlways returns a Pricer like c whose fleet queries deduplicate readings at once
+// rather than after a read that found re-sent ones.
+func DedupAlways(c *Pricer) *Pricer {
+	d := *c
+	d.dedupFirst = true
+	return &d
+}

@@ -267,7 +267,10 @@ func pageFleet(rows []FleetRow, req FleetRequest) ([]FleetRow, bool, *string) {
 		cur, _ := parseCursor(req.StartingAfter) // checked in Validate
 		from = sort.Search(len(rows), func(i int) bool { return fleetLess(cur, rows[i], req.Order) })
 	}
-	rows = append([]FleetRow{}, rows[from:]...) // never null in JSON
+	rows = rows[from:]
+	if rows == nil {
+		rows = []FleetRow{} // never null in JSON
+	}
 	if req.All || len(rows) <= req.Limit {
 		return rows, false, nil
 	}

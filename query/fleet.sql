@@ -11,7 +11,15 @@ SELECT loc, dev, {{template "fleet_key" .}} AS k,
     least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1))
         OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
         OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
-    countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export
+    countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
+{{- if .Dedup}}
+    toUInt8(0) AS dirty
+{{- else if .Tiered}}
+    max(xdirty) AS dirty
+{{- else}}
+    -- Two rows of one reading (see fleet_dirty in fleet_arrays.sql; rid is the reading's key).
+    toUInt8(countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
+{{- end}}
 FROM
 (
 {{- if .Tiered}}
@@ -45,10 +53,15 @@ SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, 
     arrayJoin(arrayPushBack({{hours "rs" "re"}}, toUInt32(0))) AS hb
 FROM
 (
-    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql).
+    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql), or
+    -- every stored version, which "dirty" reports (see fleet_arrays.sql).
     SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
+{{- if .Dedup}}
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
+{{- else}}
+        energy_wh AS e, confidence AS rc
+{{- end}}
     FROM meter_records
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
         AND device_id {{if .Devices}}!={{else}}={{end}} ''
@@ -56,7 +69,9 @@ FROM
         AND direction = @dir
 {{- end}}
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+{{- if .Dedup}}
     GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
+{{- end}}
 )
 -- Each location's own tier lookback: records before it run no counter of its window.
 WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
@@ -70,7 +85,7 @@ FROM ({{template "segment_source" .}})
 
 {{define "fleet_single"}}
 -- Untiered: each record split at every price segment it meets, priced where it lies.
-SELECT loc, dev, rs, re, comp, act, tr, e,
+SELECT loc, dev, rid, rs, re, comp, act, tr, e,
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
@@ -84,6 +99,7 @@ WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 -- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
 -- (a group of its own: comp 0 holds the records themselves and prices nothing).
 SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
+    gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
     {{bandMoney "it.9" "it.10" "cum" "it.8"}} AS xm
 FROM
@@ -91,6 +107,12 @@ FROM
     -- Records meet the segments of their hours and the pieces are gathered per tier
     -- period in one level (one level fewer for 18.16 to analyse again).
     SELECT loc, dev, comp, any(act) AS act,
+{{- if not .Dedup}}
+        -- comp 0 holds each row once, lookback rows too (their counts run the counters).
+        toUInt8(comp = 0 AND count() != uniqExact(rid)) AS gdirty,
+{{- else}}
+        toUInt8(0) AS gdirty,
+{{- end}}
         -- Counters run in time order (ties by record) within one tier period.
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArray((
             toUInt64(if(comp = 0, rs, greatest(rs, ss))) * 4294967296 + rid % 4294967296,

@@ -37,7 +37,7 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 			refused[k.object] = "no_tariff_connected"
 		}
 	}
-	var rows []FleetRow
+	rows := make([]FleetRow, 0, len(sums))
 	for _, s := range sums {
 		obj := objectOf(s)
 		if refused[obj] != "" {

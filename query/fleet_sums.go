@@ -32,6 +32,7 @@ type fleetSum struct {
 	MoneyCom, MoneyNon float64
 	Confidence         float64
 	NImport, NExport   uint64
+	Dirty              uint8 // the group read two versions of a reading: its sums count both
 }
 
 // fleetShape picks the parts of fleet.sql a query needs.
@@ -39,9 +40,21 @@ type fleetShape struct {
 	Aggregation              string
 	Devices, Tiered, Markets bool
 	ExtSegments              bool              // fleet.sql: the segments come as the external table _segs
-	Final                    bool              // fleet_arrays.sql: latest versions by FINAL (large batches)
+	Dedup                    string            // how versions of a reading become one: dedupNone, dedupArgMax, dedupFinal
 	Comps                    []componentArrays // fleet_arrays.sql: the packed timelines
 }
+
+// How a fleet query takes the latest version of each reading (fleetShape.Dedup).
+const (
+	// dedupNone reads every stored version and flags the groups that hold two (dirty):
+	// re-sent readings not yet merged are rare, and deduplicating all of them cost a fleet
+	// month more than its pricing (fleet_arrays.sql).
+	dedupNone = ""
+	// dedupArgMax groups the readings by key and takes the latest version's values.
+	dedupArgMax = "argmax"
+	// dedupFinal reads with FINAL (fleet_arrays.sql, large batches).
+	dedupFinal = "final"
+)
 
 // fleetBatch is a set of locations one query prices: one zone (local days and months are
 // the zone's), tiered or not (tier counters need the records' order), at most fleetChunk.
@@ -78,7 +91,7 @@ func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	for i, t := range tasks {
 		g.Go(func() error {
 			var err error
-			results[i], err = c.fleetQuery(gctx, scope, req, t.batch, plans, t.fa)
+			results[i], err = c.fleetPriced(gctx, scope, req, t, plans)
 			return err
 		})
 	}
@@ -92,7 +105,8 @@ func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	return out, nil
 }
 
-// fleetFinalFrom is the batch size from which fleet_arrays.sql reads with FINAL (see there).
+// fleetFinalFrom is the number of locations from which fleet_arrays.sql deduplicates with
+// FINAL rather than argMax (see there).
 const fleetFinalFrom = 500
 
 // fleetTasks splits a batch: untiered locations whose timelines fit as arrays go to
@@ -137,22 +151,67 @@ func fleetBatches(locs map[string]catalog.Location, plans map[string]tariffs.Pla
 	return out
 }
 
-// fleetQuery runs fleet_arrays.sql for one batch with its packed timelines fa, or the JOIN
-// of fleet.sql when fa is nil.
-func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
-	plans map[string]tariffs.Plan, fa *fleetArrays) ([]fleetSum, error) {
+// fleetPriced prices a task's batch without deduplicating readings, then prices again,
+// deduplicated, the locations whose sums counted two versions of a reading.
+func (c *Pricer) fleetPriced(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask,
+	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	first := dedupNone
+	if c.dedupFirst {
+		first = c.dedupOf(t, len(t.batch.ids))
+	}
+	sums, err := c.fleetQuery(ctx, scope, req, t, t.batch.ids, first, plans)
+	if err != nil || first != dedupNone {
+		return sums, err
+	}
+	dirty := map[string]bool{}
+	var ids []string
+	for _, s := range sums {
+		if s.Dirty != 0 && !dirty[s.Loc] {
+			dirty[s.Loc] = true
+			ids = append(ids, s.Loc)
+		}
+	}
+	if len(ids) == 0 {
+		return sums, nil
+	}
+	again, err := c.fleetQuery(ctx, scope, req, t, ids, c.dedupOf(t, len(ids)), plans)
+	if err != nil {
+		return nil, err
+	}
+	out := again
+	for _, s := range sums {
+		if !dirty[s.Loc] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// dedupOf is how a query of n of a task's locations deduplicates: FINAL for large array batches.
+func (c *Pricer) dedupOf(t fleetTask, n int) string {
+	if t.fa != nil && n >= c.finalFrom {
+		return dedupFinal
+	}
+	return dedupArgMax
+}
+
+// fleetQuery runs fleet_arrays.sql for the locations ids of a task's batch with its packed
+// timelines, or the JOIN of fleet.sql when the task has none; dedup says how.
+func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask, ids []string,
+	dedup string, plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	b, fa := t.batch, t.fa
 	bits := make([]uint16, len(b.ids))
 	for i, id := range b.ids {
 		bits[i] = plans[id].TariffBits()
 	}
 	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
-		chstore.Named("locs", chstore.Set(b.ids)), chstore.Named("dir", req.Direction),
+		chstore.Named("locs", chstore.Set(ids)), chstore.Named("dir", req.Direction),
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
 		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits)}
-	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered}
+	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered, Dedup: dedup}
 	name, stmt := "fleet", fleetStmt
 	if fa != nil {
-		name, stmt, shape.Comps, shape.Final = "fleet_arrays", fleetArraysStmt, fa.comps, len(b.ids) >= c.finalFrom
+		name, stmt, shape.Comps = "fleet_arrays", fleetArraysStmt, fa.comps
 		args = append(args, fa.named()...)
 	} else {
 		var join []any
@@ -177,7 +236,7 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 	for rows.Next() {
 		var s fleetSum
 		if err := rows.Scan(&s.Loc, &s.Dev, &s.Key, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
-			&s.NImport, &s.NExport); err != nil {
+			&s.NImport, &s.NExport, &s.Dirty); err != nil {
 			return nil, fmt.Errorf("scan fleet row: %w", err)
 		}
 		out = append(out, s)

@@ -20,8 +20,9 @@ func (c *Pricer) intervalRows(ctx context.Context, a costArgs, req CostRequest) 
 	}
 	fr := FleetRequest{Start: time.Unix(a.w0, 0).UTC(), End: time.Unix(a.w1, 0).UTC(), Direction: a.direction,
 		Aggregation: AggregationDay, GroupBy: GroupLocation}
-	sums, err := c.fleetQuery(ctx, a.scope, fr, fleetBatch{zone: a.zone, tiered: true, ids: []string{a.location}},
-		map[string]tariffs.Plan{a.location: a.plan}, nil)
+	// One location's readings are few: deduplicated at once (argMax), not after a first read.
+	t := fleetTask{batch: fleetBatch{zone: a.zone, tiered: true, ids: []string{a.location}}}
+	sums, err := c.fleetQuery(ctx, a.scope, fr, t, t.batch.ids, dedupArgMax, map[string]tariffs.Plan{a.location: a.plan})
 	if err != nil {
 		return nil, err
 	}

@@ -34,12 +34,13 @@ WITH
             OR (tr = 2 AND bitAnd(act, 4) != 0 AND cov3 < re - rs), 0., 1.)) AS conf
 SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k,
     sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non, min(conf) AS confidence,
-    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export
+    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export,
+    toUInt8(0) AS dirty
 FROM
 (
-    -- The latest version of each reading of the window. For a large batch FINAL (every
-    -- filter is on a key column): on 18.16 a 900-location month took 795 ms with FINAL's
-    -- merge of sorted parts, 960 ms with argMax; 100 locations 466 against 168 ms.
+    -- The readings of the window: the latest version of each, by FINAL (every filter is on a key
+    -- column; for large batches: on 18.16 a 900-location month took 795 ms with FINAL's merge
+    -- of sorted parts, 960 ms with argMax; 100 locations 466 against 168 ms).
     SELECT location_id AS loc, device_id AS dev, toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
         energy_wh AS e, confidence AS rc,

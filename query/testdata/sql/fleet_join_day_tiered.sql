@@ -10,12 +10,14 @@ SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k,
     least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1))
         OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
         OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
-    countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export
+    countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
+    max(xdirty) AS dirty
 FROM
 (
 -- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
 -- (a group of its own: comp 0 holds the records themselves and prices nothing).
 SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
+    gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
     arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p, it.9, arrayPopBack(arrayPushFront(it.9, 0.)), it.10, arrayResize([cum], length(it.9), cum), arrayResize([it.8], length(it.9), it.8))) / 1000 AS xm
 FROM
@@ -23,6 +25,8 @@ FROM
     -- Records meet the segments of their hours and the pieces are gathered per tier
     -- period in one level (one level fewer for 18.16 to analyse again).
     SELECT loc, dev, comp, any(act) AS act,
+        -- comp 0 holds each row once, lookback rows too (their counts run the counters).
+        toUInt8(comp = 0 AND count() != uniqExact(rid)) AS gdirty,
         -- Counters run in time order (ties by record) within one tier period.
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArray((
             toUInt64(if(comp = 0, rs, greatest(rs, ss))) * 4294967296 + rid % 4294967296,
@@ -44,15 +48,15 @@ SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, 
     arrayJoin(arrayPushBack(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1)), arrayResize([toUInt32(intDiv(rs, 3600))], toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1), toUInt32(intDiv(rs, 3600)))), toUInt32(0))) AS hb
 FROM
 (
-    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql).
+    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql), or
+    -- every stored version, which "dirty" reports (see fleet_arrays.sql).
     SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
-        argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
+        energy_wh AS e, confidence AS rc
     FROM meter_records
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
         AND device_id = ''
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
-    GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
 )
 -- Each location's own tier lookback: records before it run no counter of its window.
 WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))

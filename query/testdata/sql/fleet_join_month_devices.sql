@@ -10,11 +10,13 @@ SELECT loc, dev, toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz), @tz)) 
     least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1))
         OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
         OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
-    countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export
+    countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
+    -- Two rows of one reading (see fleet_dirty in fleet_arrays.sql; rid is the reading's key).
+    toUInt8(countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
 FROM
 (
 -- Untiered: each record split at every price segment it meets, priced where it lies.
-SELECT loc, dev, rs, re, comp, act, tr, e,
+SELECT loc, dev, rid, rs, re, comp, act, tr, e,
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
@@ -34,16 +36,16 @@ SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, 
     arrayJoin(arrayPushBack(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1)), arrayResize([toUInt32(intDiv(rs, 3600))], toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1), toUInt32(intDiv(rs, 3600)))), toUInt32(0))) AS hb
 FROM
 (
-    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql).
+    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql), or
+    -- every stored version, which "dirty" reports (see fleet_arrays.sql).
     SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
-        argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
+        energy_wh AS e, confidence AS rc
     FROM meter_records
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
         AND device_id != ''
         AND direction = @dir
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
-    GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
 )
 -- Each location's own tier lookback: records before it run no counter of its window.
 WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
