@@ -18,6 +18,7 @@ const maxFleetArraySegments = 40000
 type fleetArrays struct {
 	t0, bucket, nb int64
 	tl             []uint32
+	bits           []uint16 // TariffBits of each timeline (a function of the price key)
 	comps          []componentArrays
 }
 
@@ -52,7 +53,7 @@ func (c *Pricer) fleetTimelines(ctx context.Context, scope kwhouse.Scope, b flee
 				continue
 			}
 			segments += size
-			distinct = append(distinct, arr)
+			distinct, out.bits = append(distinct, arr), append(out.bits, p.TariffBits())
 			n = uint32(len(distinct))
 			number[key] = n
 		}
@@ -97,5 +98,5 @@ func concatComponent(ts []costArrays, k int, nb int64) componentArrays {
 // named binds the packed timelines.
 func (fa fleetArrays) named() []any {
 	ca := costArrays{t0: fa.t0, bucket: fa.bucket, comps: fa.comps}
-	return append(ca.named(), chstore.Named("nb", uint32(fa.nb)), chstore.Named("tl", fa.tl))
+	return append(ca.named(), chstore.Named("nb", uint32(fa.nb)), chstore.Named("tl", fa.tl), chstore.Named("tl_bits", fa.bits))
 }

@@ -5,7 +5,8 @@
 -- cost_arrays.sql; records are summed per location, device and bucket.
 WITH
     transform(loc, @act_loc, @tl, toUInt32(0)) AS tl,
-    transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
+    -- Which components have tariffs is part of the price key: one bit set per timeline.
+    arrayElement(@tl_bits, tl) AS act,
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
     toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1,
         -- Component 1: candidates are segments first[b0] … last[b1] (none when empty);
