@@ -69,7 +69,7 @@ func run(o options) error {
 		return err
 	}
 	defer stop()
-	fmt.Printf("data: %d locations × 17,568 half-hours (2024) = %d rows (9/10 time-of-use, 1/20 month-tiered, 1/20 market); "+
+	fmt.Printf("data: %d locations × 17,568 half-hours (2024) = %d rows (8/10 time-of-use, 1/10 month-tiered, 1/10 market); "+
 		"%d requests per location shape, 1 client\n", len(fx.locations), len(fx.locations)*17568, o.requests)
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
