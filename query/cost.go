@@ -73,13 +73,15 @@ type Pricer struct {
 	// dedupFirst deduplicates readings in every fleet query instead of only where a first,
 	// undeduplicated read found two versions of one (tests compare both ways).
 	dedupFirst bool
+	// hints remembers scopes whose first fleet reads found most locations dirty (fleet_hints.go).
+	hints *dirtyHints
 }
 
 // NewPricer returns a Pricer.
 func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbon.Store, now func() time.Time) *Pricer {
 	return &Pricer{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
 		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom,
-		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize)}
+		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize), hints: newDirtyHints()}
 }
 
 // costRow is one row of cost.sql.

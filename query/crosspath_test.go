@@ -53,7 +53,8 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 		requireResent(t, api, acc.ID)
 	}
 	scope := kwhouse.Scope{AccountID: acc.ID}
-	coster, joins := api.App.Pricer, query.JoinOnly(api.App.Pricer)
+	coster := query.WithoutHints(api.App.Pricer)
+	joins := query.JoinOnly(coster)
 	for _, agg := range []string{query.AggregationNone, query.AggregationDay, query.AggregationMonth} {
 		fleetAgg := agg
 		if agg == query.AggregationNone {

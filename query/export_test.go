@@ -23,3 +23,11 @@ func DedupAlways(c *Pricer) *Pricer {
 	d.dedupFirst = true
 	return &d
 }
+
+// WithoutHints returns a Pricer like c that never skips the undeduplicated first read of a
+// fleet query, however dirty earlier reads were: every query takes the path under test.
+func WithoutHints(c *Pricer) *Pricer {
+	d := *c
+	d.hints = nil
+	return &d
+}

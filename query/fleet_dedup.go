@@ -28,7 +28,7 @@ const fleetFinalFrom = 500
 func (c *Pricer) fleetPriced(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask,
 	plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	first := dedupNone
-	if c.dedupFirst {
+	if c.dedupFirst || c.hints.mostlyDirty(scope, c.now()) {
 		first = c.dedupOf(t, len(t.batch.ids))
 	}
 	sums, err := c.fleetQuery(ctx, scope, req, t, t.batch.ids, first, plans)
@@ -43,6 +43,7 @@ func (c *Pricer) fleetPriced(ctx context.Context, scope kwhouse.Scope, req Fleet
 			ids = append(ids, s.Loc)
 		}
 	}
+	c.hints.note(scope, len(ids), len(t.batch.ids), c.now())
 	if len(ids) == 0 {
 		return sums, nil
 	}
