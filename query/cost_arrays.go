@@ -27,9 +27,11 @@ var allComponents = []int{tariffs.CompImportCommodity, tariffs.CompImportNonComm
 
 // componentArrays is one component's segments as the arrays of cost_arrays.sql.
 type componentArrays struct {
-	N       int
-	Present bool
-	start   []uint32
+	N          int
+	Present    bool
+	Contiguous bool // every segment ends where the next starts: ends are not sent (arrays_ends)
+	OneConf    bool // every segment has one confidence: confidences are not sent (arrays_confs)
+	start      []uint32
 	end     []uint32
 	price   []float64
 	conf    []float64
@@ -85,7 +87,7 @@ func buildArrays(segs []segment, t0, t1 int64) costArrays {
 		if ca.Present {
 			ca.first, ca.last = bucketIndex(ca.start, ca.end, t0, bucket, n)
 		}
-		out.comps = append(out.comps, ca)
+		out.comps = append(out.comps, ca.shaped())
 	}
 	return out
 }
@@ -108,17 +110,39 @@ func bucketIndex(start, end []uint32, t0, bucket, n int64) (first, last []uint32
 	return first, last
 }
 
+// shaped sets Contiguous and OneConf from the segments.
+func (ca componentArrays) shaped() componentArrays {
+	ca.Contiguous, ca.OneConf = ca.Present, ca.Present
+	for i := 1; i < len(ca.start); i++ {
+		ca.Contiguous = ca.Contiguous && ca.end[i-1] == ca.start[i]
+		ca.OneConf = ca.OneConf && ca.conf[i] == ca.conf[0]
+	}
+	return ca
+}
+
 // named binds the arrays.
 func (ca costArrays) named() []any {
 	out := []any{chstore.Named("t0", uint32(ca.t0)), chstore.Named("bucket", uint32(ca.bucket))}
 	for _, comp := range ca.comps {
-		if !comp.Present {
-			continue
+		if comp.Present {
+			out = append(out, comp.named()...)
 		}
-		p := fmt.Sprintf("s%d_", comp.N)
-		out = append(out, chstore.Named(p+"start", comp.start), chstore.Named(p+"end", comp.end),
-			chstore.Named(p+"price", comp.price), chstore.Named(p+"conf", comp.conf),
-			chstore.Named(p+"first", comp.first), chstore.Named(p+"last", comp.last))
 	}
 	return out
+}
+
+// named binds one present component's arrays, as arrays_columns takes them.
+func (ca componentArrays) named() []any {
+	p := fmt.Sprintf("s%d_", ca.N)
+	out := []any{chstore.Named(p+"start", ca.start), chstore.Named(p+"price", ca.price),
+		chstore.Named(p+"first", ca.first), chstore.Named(p+"last", ca.last)}
+	if ca.Contiguous {
+		out = append(out, chstore.Named(p+"last_end", ca.end[len(ca.end)-1]))
+	} else {
+		out = append(out, chstore.Named(p+"end", ca.end))
+	}
+	if ca.OneConf {
+		return append(out, chstore.Named(p+"conf1", ca.conf[0]))
+	}
+	return append(out, chstore.Named(p+"conf", ca.conf))
 }

@@ -3,6 +3,8 @@ package query
 import (
 	"math/rand"
 	"testing"
+
+	"github.com/kwhouse/kwhouse/chstore"
 )
 
 // TestBucketIndexNamesEveryOverlappingSegment checks the promise cost_arrays.sql relies
@@ -35,5 +37,34 @@ func TestBucketIndexNamesEveryOverlappingSegment(t *testing.T) {
 				t.Fatalf("record [%d, %d): segment %d overlaps but the index names %d…%d", rs, re, i+1, first, last)
 			}
 		}
+	}
+}
+
+func TestArraysLeaveOutEndsAndConfidencesTheyCanDerive(t *testing.T) {
+	segs := []segment{
+		{comp: 1, s: 0, e: 3600, rate: 0.1, conf: 1}, {comp: 1, s: 3600, e: 7200, rate: 0.2, conf: 1},
+		{comp: 3, s: 0, e: 1800, rate: 0.05, conf: 1}, {comp: 3, s: 3600, e: 7200, rate: 0.06, conf: 0.5},
+	}
+	a := buildArrays(segs, 0, 7200)
+	one, two, three := a.comps[0], a.comps[1], a.comps[2]
+	if !one.Contiguous || !one.OneConf {
+		t.Errorf("gapless segments of one confidence: contiguous %v, one confidence %v", one.Contiguous, one.OneConf)
+	}
+	if two.Present || two.Contiguous || two.OneConf {
+		t.Errorf("a component without segments: %+v", two)
+	}
+	if three.Contiguous || three.OneConf {
+		t.Errorf("a gap and two confidences: contiguous %v, one confidence %v", three.Contiguous, three.OneConf)
+	}
+	bound := map[string]any{}
+	for _, arg := range a.named() {
+		n := arg.(chstore.NamedArg)
+		bound[n.Name] = n.Value
+	}
+	if bound["s1_last_end"] != uint32(7200) || bound["s1_conf1"] != 1.0 || bound["s1_end"] != nil || bound["s1_conf"] != nil {
+		t.Errorf("component 1 bound %v", bound)
+	}
+	if bound["s3_end"] == nil || bound["s3_conf"] == nil || bound["s3_last_end"] != nil {
+		t.Errorf("component 3 bound %v", bound)
 	}
 }

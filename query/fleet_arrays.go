@@ -92,7 +92,7 @@ func concatComponent(ts []costArrays, k int, nb int64) componentArrays {
 			out.first, out.last = append(out.first, first), append(out.last, last)
 		}
 	}
-	return out
+	return out.shaped()
 }
 
 // named binds the packed timelines.

@@ -28,11 +28,10 @@ FROM
 {{- else}}
         energy_wh AS e, confidence AS rc
 {{- end}}
-{{- range .Comps}}{{if .Present}}{{with .N}},
+{{- range .Comps}}{{if .Present}},
         -- The arrays enter as columns: see cost_arrays.sql.
-        @s{{.}}_start AS s{{.}}_start, @s{{.}}_end AS s{{.}}_end, @s{{.}}_price AS s{{.}}_price,
-        @s{{.}}_conf AS s{{.}}_conf, @s{{.}}_first AS s{{.}}_first, @s{{.}}_last AS s{{.}}_last
-{{- end}}{{end}}{{end}}
+        {{- template "arrays_columns" .}}
+{{- end}}{{end}}
     FROM meter_records {{if eq .Dedup "final"}}FINAL{{end}}
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
         AND device_id {{if .Devices}}!={{else}}={{end}} ''

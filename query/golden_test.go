@@ -26,6 +26,8 @@ var goldenShapes = []struct {
 	{"instant_join.sql", "cost", costShape{Instant: true, Refs: true, ExtSegments: true}},
 	{"interval_arrays_day.sql", "cost_arrays", costShape{Daily: true, Arrays: true, ActBits: 1,
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
+	{"interval_arrays_day_gapless.sql", "cost_arrays", costShape{Daily: true, Arrays: true, ActBits: 1,
+		Comps: []componentArrays{{N: 1, Present: true, Contiguous: true, OneConf: true}, {N: 2}, {N: 3}}}},
 	{"fleet_join_day_tiered.sql", "fleet", fleetShape{Aggregation: "DAY", Tiered: true, Markets: true, ExtSegments: true}},
 	{"fleet_join_month_devices.sql", "fleet", fleetShape{Aggregation: "MONTH", Devices: true, ExtSegments: true}},
 	{"fleet_arrays_day_final.sql", "fleet_arrays", fleetShape{Aggregation: "DAY", Dedup: dedupFinal,

@@ -46,8 +46,8 @@ FROM
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
         energy_wh AS e, confidence AS rc,
         -- The arrays enter as columns: see cost_arrays.sql.
-        @s1_start AS s1_start, @s1_end AS s1_end, @s1_price AS s1_price,
-        @s1_conf AS s1_conf, @s1_first AS s1_first, @s1_last AS s1_last
+            @s1_start AS s1_start, @s1_price AS s1_price,
+            @s1_first AS s1_first, @s1_last AS s1_last, @s1_end AS s1_end, @s1_conf AS s1_conf
     FROM meter_records 
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
         AND device_id = ''

@@ -49,11 +49,11 @@ FROM
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc,
         -- The arrays enter as columns: see cost_arrays.sql.
-        @s1_start AS s1_start, @s1_end AS s1_end, @s1_price AS s1_price,
-        @s1_conf AS s1_conf, @s1_first AS s1_first, @s1_last AS s1_last,
+            @s1_start AS s1_start, @s1_price AS s1_price,
+            @s1_first AS s1_first, @s1_last AS s1_last, @s1_end AS s1_end, @s1_conf AS s1_conf,
         -- The arrays enter as columns: see cost_arrays.sql.
-        @s2_start AS s2_start, @s2_end AS s2_end, @s2_price AS s2_price,
-        @s2_conf AS s2_conf, @s2_first AS s2_first, @s2_last AS s2_last
+            @s2_start AS s2_start, @s2_price AS s2_price,
+            @s2_first AS s2_first, @s2_last AS s2_last, @s2_end AS s2_end, @s2_conf AS s2_conf
     FROM meter_records 
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
         AND device_id = ''

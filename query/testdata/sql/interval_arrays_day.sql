@@ -45,8 +45,8 @@ FROM
             '' AS sess, '' AS ref,
             -- The arrays enter as columns: 18.16 spells a literal out in the name of every
             -- expression built on it, and those names made analysis slow.
-            @s1_start AS s1_start, @s1_end AS s1_end, @s1_price AS s1_price,
-            @s1_conf AS s1_conf, @s1_first AS s1_first, @s1_last AS s1_last
+            @s1_start AS s1_start, @s1_price AS s1_price,
+            @s1_first AS s1_first, @s1_last AS s1_last, @s1_end AS s1_end, @s1_conf AS s1_conf
         FROM meter_records
         WHERE account_id = @account AND live_mode = @live AND location_id = @location AND device_id = @device
             AND direction = @dir AND start_time >= toDateTime(@w0) AND start_time < toDateTime(@w1)
