@@ -62,7 +62,12 @@ FROM
             arraySlice(s{{$n}}_start, i{{$n}}, k{{$n}}), {{template "arrays_ends" .}}) AS o{{$n}},
         arraySum(arrayMap(o -> greatest(o, 0), o{{$n}})) AS cov{{$n}},
         arraySum(arrayMap((o, p) -> e * greatest(o, 0) / (re - rs) * p / 1000, o{{$n}}, arraySlice(s{{$n}}_price, i{{$n}}, k{{$n}}))) AS m{{$n}},
-        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o{{$n}}, {{template "arrays_confs" .}}), 1.)) AS c{{$n}}
+        {{- if .OneConf}}
+        -- One confidence for every segment: the least over the segments the record meets.
+        if(cov{{$n}} > 0, least(rc, toFloat64(@s{{$n}}_conf1)), 1.) AS c{{$n}}
+        {{- else}}
+        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o{{$n}}, arraySlice(s{{$n}}_conf, i{{$n}}, k{{$n}})), 1.)) AS c{{$n}}
+        {{- end}}
 {{- end}}
 {{end}}
 
@@ -95,11 +100,4 @@ and, after the last segment, its end. */ -}}
 {{- $n := .N}}
 {{- if .Contiguous}}arraySlice(arrayPushBack(arraySlice(s{{$n}}_start, i{{$n}} + 1, k{{$n}}), toUInt32(@s{{$n}}_last_end)), 1, k{{$n}})
 {{- else}}arraySlice(s{{$n}}_end, i{{$n}}, k{{$n}}){{end}}
-{{- end}}
-
-{{define "arrays_confs"}}
-{{- /* The confidences of candidate segments i … i + k - 1. */ -}}
-{{- $n := .N}}
-{{- if .OneConf}}arrayResize([toFloat64(@s{{$n}}_conf1)], k{{$n}}, toFloat64(@s{{$n}}_conf1))
-{{- else}}arraySlice(s{{$n}}_conf, i{{$n}}, k{{$n}}){{end}}
 {{- end}}

@@ -14,7 +14,8 @@ WITH
             arraySlice(s1_start, i1, k1), arraySlice(arrayPushBack(arraySlice(s1_start, i1 + 1, k1), toUInt32(@s1_last_end)), 1, k1)) AS o1,
         arraySum(arrayMap(o -> greatest(o, 0), o1)) AS cov1,
         arraySum(arrayMap((o, p) -> e * greatest(o, 0) / (re - rs) * p / 1000, o1, arraySlice(s1_price, i1, k1))) AS m1,
-        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o1, arrayResize([toFloat64(@s1_conf1)], k1, toFloat64(@s1_conf1))), 1.)) AS c1
+        -- One confidence for every segment: the least over the segments the record meets.
+        if(cov1 > 0, least(rc, toFloat64(@s1_conf1)), 1.) AS c1
 ,
         -- No segment of component 2: nothing to pay and nothing covered (act says
         -- whether the component has tariffs, so whether uncovered time lowers confidence).
