@@ -30,13 +30,13 @@ type componentArrays struct {
 	N          int
 	Present    bool
 	Contiguous bool // every segment ends where the next starts: ends are not sent (arrays_ends)
-	OneConf    bool // every segment has one confidence: confidences are not sent (arrays_confs)
+	OneConf    bool // every segment has one confidence: confidences are not sent, c is a scalar
 	start      []uint32
-	end     []uint32
-	price   []float64
-	conf    []float64
-	first   []uint32 // per bucket: 1-based number of the first segment ending after its start
-	last    []uint32 // per bucket: number of the last segment starting before its end
+	end        []uint32
+	price      []float64
+	conf       []float64
+	first      []uint32 // per bucket: 1-based number of the first segment ending after its start
+	last       []uint32 // per bucket: number of the last segment starting before its end
 }
 
 // costArrays are the constant arrays of an untiered cost query over [t0, t1); ok is false
