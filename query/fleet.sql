@@ -15,7 +15,7 @@ SELECT loc, dev, {{template "fleet_key" .}} AS k,
 {{- if .Dedup}}
     toUInt8(0) AS dirty
 {{- else if .Tiered}}
-    toUInt8(max(xdirty) OR countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
+    max(xdirty) AS dirty
 {{- else}}
     -- Two rows of one reading (see fleet_dirty in fleet_arrays.sql; rid is the reading's key).
     toUInt8(countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
@@ -40,10 +40,8 @@ ORDER BY loc, dev, k
 
 {{define "fleet_records"}}
 -- The fleet's meter records (location-level, or devices'), with the components that have
--- tariffs at their location as bits (act), each once per UTC hour it covers (hb) for the
--- JOIN with the segments (Hours "only"), once more with a sentinel hour 0 that no segment
--- has, so that ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it
--- (the default), or once with no hours (Hours "none").
+-- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
+-- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
 SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
@@ -52,13 +50,7 @@ SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, 
     -- Locations on one product are priced by the segments of one of them (rep): the
     -- JOIN's hash table holds each product's segments once.
     transform(loc, @act_loc, @reps, '') AS rep,
-{{- if eq .Hours "none"}}
-    toUInt32(0) AS hb
-{{- else if eq .Hours "only"}}
-    arrayJoin({{hours "rs" "re"}}) AS hb
-{{- else}}
     arrayJoin(arrayPushBack({{hours "rs" "re"}}, toUInt32(0))) AS hb
-{{- end}}
 FROM
 (
     -- The latest version of each reading (argMax, not FINAL: see cost_records.sql), or
@@ -104,43 +96,36 @@ WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 {{end}}
 
 {{define "fleet_tiered"}}
--- Tiered: the records themselves (comp 0: energy, counts, seconds) in a read of their own,
--- then their priced pieces, which run their tier counters as in cost_pieces.sql per
--- location and device. (Kept out of the tier periods' sort and ARRAY JOIN, the records
--- cost a second read and save more: 231 → 194 ms for 100 locations' month on 18.16.)
-SELECT loc, dev, rs, re, toUInt8(0) AS comp, act, tr, e, rc AS xc, toInt64(0) AS xcov, toInt64(re - rs) AS xlen,
-    rid, toUInt8(0) AS xdirty, 0. AS xm
-FROM ({{template "fleet_records" (.WithHours "none")}})
-WHERE is_out = 1
-UNION ALL
-SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, 0. AS e, it.4 AS xc, it.5 AS xcov, toInt64(0) AS xlen,
-    toUInt64(0) AS rid, gdirty AS xdirty,
+-- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
+-- (a group of its own: comp 0 holds the records themselves and prices nothing).
+SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
+    gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
-    {{bandMoney "it.7" "it.8" "cum" "it.6"}} AS xm
+    {{bandMoney "it.9" "it.10" "cum" "it.8"}} AS xm
 FROM
 (
     -- Records meet the segments of their hours and the pieces are gathered per tier
     -- period in one level (one level fewer for 18.16 to analyse again).
     SELECT loc, dev, comp, any(act) AS act,
 {{- if not .Dedup}}
-        -- A piece is one record in one segment: two alike are two rows of one reading
-        -- (lookback rows too: their energy runs the counters).
-        toUInt8(count() != uniqExact(rid, ss)) AS gdirty,
+        -- comp 0 holds each row once, lookback rows too (their counts run the counters).
+        toUInt8(comp = 0 AND count() != uniqExact(rid)) AS gdirty,
 {{- else}}
         toUInt8(0) AS gdirty,
 {{- end}}
         -- Counters run in time order (ties by record) within one tier period.
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArray((
-            toUInt64(greatest(rs, ss)) * 4294967296 + rid % 4294967296,
-            (rs, re, tr, least(rc, sconf), toInt64(least(re, se)) - toInt64(greatest(rs, ss)) AS pcov,
-             e * pcov / (re - rs), hi, price, is_out))))) AS items
-    FROM ({{template "fleet_records" (.WithHours "only")}}) AS recs
-    ALL INNER JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
-    WHERE ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600)
+            toUInt64(if(comp = 0, rs, greatest(rs, ss))) * 4294967296 + rid % 4294967296,
+            (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)),
+             if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS pcov,
+             if(comp = 0, toInt64(re - rs), 0), if(comp = 0, 0., e * pcov / (re - rs)), hi, price, is_out))))) AS items
+    FROM ({{template "fleet_records" .}}) AS recs
+    ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
+    WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
     GROUP BY loc, dev, comp, tier
 )
 ARRAY JOIN
     items AS it,
-    arrayCumSum(arrayMap(x -> x.6, items)) AS cum
-WHERE it.9 = 1
+    arrayCumSum(arrayMap(x -> x.8, items)) AS cum
+WHERE it.11 = 1
 {{end}}

@@ -41,14 +41,7 @@ type fleetShape struct {
 	Devices, Tiered, Markets bool
 	ExtSegments              bool              // fleet.sql: the segments come as the external table _segs
 	Dedup                    string            // how versions of a reading become one: dedupNone, dedupArgMax, dedupFinal
-	Hours                    string            // fleet.sql's records: "" with the sentinel hour, "only" or "none" (WithHours)
 	Comps                    []componentArrays // fleet_arrays.sql: the packed timelines
-}
-
-// WithHours is the shape with the records' hours h (fleet_records in fleet.sql).
-func (s fleetShape) WithHours(h string) fleetShape {
-	s.Hours = h
-	return s
 }
 
 // fleetBatch is a set of locations one query prices: one zone (local days and months are

@@ -14,49 +14,12 @@ SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k,
     toUInt8(0) AS dirty
 FROM
 (
--- Tiered: the records themselves (comp 0: energy, counts, seconds) in a read of their own,
--- then their priced pieces, which run their tier counters as in cost_pieces.sql per
--- location and device. (Kept out of the tier periods' sort and ARRAY JOIN, the records
--- cost a second read and save more: 231 → 194 ms for 100 locations' month on 18.16.)
-SELECT loc, dev, rs, re, toUInt8(0) AS comp, act, tr, e, rc AS xc, toInt64(0) AS xcov, toInt64(re - rs) AS xlen,
-    rid, toUInt8(0) AS xdirty, 0. AS xm
-FROM (
--- The fleet's meter records (location-level, or devices'), with the components that have
--- tariffs at their location as bits (act), each once per UTC hour it covers (hb) for the
--- JOIN with the segments (Hours "only"), once more with a sentinel hour 0 that no segment
--- has, so that ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it
--- (the default), or once with no hours (Hours "none").
--- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
--- rows: per-record expressions sit in as few levels as they can.)
-SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
-    toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr, tr AS ctr,
-    toUInt8(dir = @dir AND rs >= @w0) AS is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
-    -- Locations on one product are priced by the segments of one of them (rep): the
-    -- JOIN's hash table holds each product's segments once.
-    transform(loc, @act_loc, @reps, '') AS rep,
-    toUInt32(0) AS hb
-FROM
-(
-    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql), or
-    -- every stored version, which "dirty" reports (see fleet_arrays.sql).
-    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
-        toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
-        argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
-    FROM meter_records
-    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
-        AND device_id = ''
-        AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
-    GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
-)
--- Each location's own tier lookback: records before it run no counter of its window.
-WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
-)
-WHERE is_out = 1
-UNION ALL
-SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, 0. AS e, it.4 AS xc, it.5 AS xcov, toInt64(0) AS xlen,
-    toUInt64(0) AS rid, gdirty AS xdirty,
+-- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
+-- (a group of its own: comp 0 holds the records themselves and prices nothing).
+SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
+    gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
-    arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p, it.7, arrayPopBack(arrayPushFront(it.7, 0.)), it.8, arrayResize([cum], length(it.7), cum), arrayResize([it.6], length(it.7), it.6))) / 1000 AS xm
+    arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p, it.9, arrayPopBack(arrayPushFront(it.9, 0.)), it.10, arrayResize([cum], length(it.9), cum), arrayResize([it.8], length(it.9), it.8))) / 1000 AS xm
 FROM
 (
     -- Records meet the segments of their hours and the pieces are gathered per tier
@@ -65,15 +28,14 @@ FROM
         toUInt8(0) AS gdirty,
         -- Counters run in time order (ties by record) within one tier period.
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArray((
-            toUInt64(greatest(rs, ss)) * 4294967296 + rid % 4294967296,
-            (rs, re, tr, least(rc, sconf), toInt64(least(re, se)) - toInt64(greatest(rs, ss)) AS pcov,
-             e * pcov / (re - rs), hi, price, is_out))))) AS items
+            toUInt64(if(comp = 0, rs, greatest(rs, ss))) * 4294967296 + rid % 4294967296,
+            (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)),
+             if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS pcov,
+             if(comp = 0, toInt64(re - rs), 0), if(comp = 0, 0., e * pcov / (re - rs)), hi, price, is_out))))) AS items
     FROM (
 -- The fleet's meter records (location-level, or devices'), with the components that have
--- tariffs at their location as bits (act), each once per UTC hour it covers (hb) for the
--- JOIN with the segments (Hours "only"), once more with a sentinel hour 0 that no segment
--- has, so that ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it
--- (the default), or once with no hours (Hours "none").
+-- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
+-- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
 SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
@@ -82,7 +44,7 @@ SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, 
     -- Locations on one product are priced by the segments of one of them (rep): the
     -- JOIN's hash table holds each product's segments once.
     transform(loc, @act_loc, @reps, '') AS rep,
-    arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1)), arrayResize([toUInt32(intDiv(rs, 3600))], toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1), toUInt32(intDiv(rs, 3600))))) AS hb
+    arrayJoin(arrayPushBack(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1)), arrayResize([toUInt32(intDiv(rs, 3600))], toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1), toUInt32(intDiv(rs, 3600)))), toUInt32(0))) AS hb
 FROM
 (
     -- The latest version of each reading (argMax, not FINAL: see cost_records.sql), or
@@ -99,7 +61,7 @@ FROM
 -- Each location's own tier lookback: records before it run no counter of its window.
 WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
 ) AS recs
-    ALL INNER JOIN (
+    ALL LEFT JOIN (
 -- Price segments of the fleet's products (by representative location) by the UTC hours they cover.
 SELECT loc AS rep, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1)), arrayResize([toUInt32(intDiv(ss, 3600))], toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1), toUInt32(intDiv(ss, 3600))))) AS hb
 FROM (
@@ -109,13 +71,13 @@ FROM (
 SELECT loc, comp, ctr, ss, se, tier, hi, price, sconf FROM _segs
 )
 ) AS segs USING (rep, ctr, hb)
-    WHERE ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600)
+    WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
     GROUP BY loc, dev, comp, tier
 )
 ARRAY JOIN
     items AS it,
-    arrayCumSum(arrayMap(x -> x.6, items)) AS cum
-WHERE it.9 = 1
+    arrayCumSum(arrayMap(x -> x.8, items)) AS cum
+WHERE it.11 = 1
 )
 GROUP BY loc, dev, k
 ORDER BY loc, dev, k

@@ -23,10 +23,8 @@ SELECT loc, dev, rid, rs, re, comp, act, tr, e,
     if(comp = 0, 0., e * xcov / (re - rs) * price[1] / 1000) AS xm
 FROM (
 -- The fleet's meter records (location-level, or devices'), with the components that have
--- tariffs at their location as bits (act), each once per UTC hour it covers (hb) for the
--- JOIN with the segments (Hours "only"), once more with a sentinel hour 0 that no segment
--- has, so that ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it
--- (the default), or once with no hours (Hours "none").
+-- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
+-- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
 SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
