@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,8 +45,10 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 	held := api.App.DB.Exec(ctx, chstore.Tool("SYSTEM STOP MERGES meter_records")) == nil
 	defer api.App.DB.Exec(ctx, chstore.Tool("SYSTEM START MERGES meter_records"))
 	for i := 0; i < 12; i++ {
-		locs = append(locs, g.location(i%4))
+		locs = append(locs, g.location(i%4, ""))
 	}
+	// Always a month and a day tier: the inner window's counters start before it.
+	locs = append(locs, g.location(rng.Intn(4), "tiered MONTH"), g.location(rng.Intn(4), "tiered DAY"))
 	for _, loc := range locs[:6] {
 		g.resend(loc)
 	}
@@ -54,6 +57,17 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 	}
 	scope := kwhouse.Scope{AccountID: acc.ID}
 	coster := query.WithoutHints(api.App.Pricer)
+	// The whole window, then one that starts and ends at random quarter-hours inside it:
+	// records before its start run the tier counters, and some straddle its start.
+	for _, win := range [][2]time.Time{{crossFrom, crossTo}, g.innerWindow()} {
+		priceEveryPath(t, g, coster, scope, locs, win[0], win[1])
+	}
+}
+
+// priceEveryPath prices the window through every path and compares them.
+func priceEveryPath(t *testing.T, g *generator, coster *query.Pricer, scope kwhouse.Scope, locs []string, w0, w1 time.Time) {
+	t.Logf("window %s – %s", w0.Format(time.RFC3339), w1.Format(time.RFC3339))
+	ctx := context.Background()
 	joins := query.JoinOnly(coster)
 	for _, agg := range []string{query.AggregationNone, query.AggregationDay, query.AggregationMonth} {
 		fleetAgg := agg
@@ -64,7 +78,7 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 		paths := map[string]*query.Pricer{"fleet arrays": coster, "fleet arrays FINAL": query.FinalAlways(coster), "fleet join": joins,
 			"fleet arrays dedup first": query.DedupAlways(coster), "fleet join dedup first": query.DedupAlways(joins)}
 		for path, c := range paths {
-			fleet, err := c.Fleet(ctx, scope, query.FleetRequest{Start: crossFrom, End: crossTo, Aggregation: fleetAgg, Limit: 10000})
+			fleet, err := c.Fleet(ctx, scope, query.FleetRequest{Start: w0, End: w1, Aggregation: fleetAgg, Limit: 10000})
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, fleetAgg, err)
 			}
@@ -74,7 +88,7 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 			}
 		}
 		for _, loc := range locs {
-			req := query.CostRequest{ObjectID: loc, Aggregation: agg, Start: crossFrom, End: crossTo}
+			req := query.CostRequest{ObjectID: loc, Aggregation: agg, Start: w0, End: w1}
 			arr, err1 := coster.Interval(ctx, scope, req)
 			join, err2 := joins.Interval(ctx, scope, req)
 			if err1 != nil || err2 != nil {
@@ -87,6 +101,15 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 			}
 		}
 	}
+}
+
+// innerWindow is a window inside crossFrom–crossTo that starts 5 to 15 days in and ends
+// 1 to 5 days before its end, at random quarter-hours.
+func (g *generator) innerWindow() [2]time.Time {
+	q := func(days, spread int) time.Duration {
+		return time.Duration(days*96+g.rng.Intn(spread*96)) * 15 * time.Minute
+	}
+	return [2]time.Time{crossFrom.Add(q(5, 10)), crossTo.Add(-q(1, 4))}
 }
 
 func sameItems(t *testing.T, what string, a, b query.EnergyCost) {
@@ -160,12 +183,15 @@ func (g *generator) must(r apitest.Response, what string) map[string]any {
 
 // location creates a location in zone z with random tariffs (or, one time in three, the
 // same product as the zone's previous location) and random records.
-func (g *generator) location(z int) string {
+func (g *generator) location(z int, kind string) string {
 	zc := crossZones[z]
 	loc := g.must(g.do("POST", "/locations", map[string]any{"timezone": zc.zone, "currency_code": zc.currency}), "location")["id"].(string)
-	product, kind := g.products[z], "same product as before"
-	if product == nil || g.rng.Intn(3) != 0 {
-		product, kind = g.product(zc.currency)
+	product, want := g.products[z], kind
+	if kind == "" {
+		kind = "same product as before"
+	}
+	if product == nil || want != "" || g.rng.Intn(3) != 0 {
+		product, kind = g.product(zc.currency, want)
 		g.products[z] = product
 	}
 	g.kinds[loc] = kind + " " + zc.zone
@@ -214,9 +240,14 @@ func requireResent(t *testing.T, api *apitest.API, account string) {
 	t.Logf("%d rows hold %d readings", rows, readings)
 }
 
-// product is a random set of tariff bodies (without location_id) and its description.
-func (g *generator) product(currency string) ([]map[string]any, string) {
+// product is a random set of tariff bodies (without location_id) and its description;
+// want ("tiered MONTH", say), when set, is its kind and tier period.
+func (g *generator) product(currency, want string) ([]map[string]any, string) {
 	kind := []string{"tou", "tiered", "market", "tou+noncommodity", "market without prices"}[g.rng.Intn(5)]
+	period := []string{"MONTH", "DAY"}[g.rng.Intn(2)]
+	if want != "" {
+		kind, period, _ = strings.Cut(want, " ")
+	}
 	base := map[string]any{"direction": "IMPORT", "type": "COMMODITY",
 		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z"}
 	if g.rng.Intn(3) == 0 { // starts inside the window: earlier records are extrapolated
@@ -233,7 +264,6 @@ func (g *generator) product(currency string) ([]map[string]any, string) {
 	}
 	switch kind {
 	case "tiered":
-		period := []string{"MONTH", "DAY"}[g.rng.Intn(2)]
 		return []map[string]any{with(map[string]any{"tier_period": period, "schedule": flatRate([]any{
 			map[string]any{"fixed": g.price(), "to_kwh": 1 + g.rng.Intn(30)}, map[string]any{"fixed": g.price()}})})}, kind + " " + period
 	case "market":
