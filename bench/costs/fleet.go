@@ -27,7 +27,9 @@ type fleetShape struct {
 // GROUP BY location and local bucket of the same rows, in the same run.
 func fleetShapes(ctx context.Context, a *app.App, base string, fx *fixture, o options) error {
 	month, year := [2]string{"2024-06-01T00:00:00Z", "2024-07-01T00:00:00Z"}, [2]string{"2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"}
+	today := [2]string{"2024-06-14T23:00:00Z", "2024-06-15T23:00:00Z"} // 15 June, local (BST)
 	shapes := []fleetShape{
+		{"fleet all, one local day (JSON)", 0, "DAY", today, false},
 		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true},
 		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true},
 		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false},
