@@ -39,6 +39,13 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 			"%[1]s, arrayPopBack(arrayPushFront(%[1]s, 0.)), %[2]s, arrayResize([%[3]s], length(%[1]s), %[3]s), "+
 			"arrayResize([%[4]s], length(%[1]s), %[4]s))) / 1000", hi, price, cum, wh)
 	},
+	// counterEnds is where a tier counter stands after each of a tier period's items, in
+	// counter order: start (the sum of the pieces before the window, which precede every
+	// piece of it) plus the running sum of field wh of the items. 18.16's lambdas cannot
+	// capture columns, so start enters as the running sum's first term.
+	"counterEnds": func(items, wh, start string) string {
+		return fmt.Sprintf("arrayPopFront(arrayCumSum(arrayPushFront(arrayMap(x -> x.%s, %s), %s)))", wh, items, start)
+	},
 }).ParseFS(sqlFiles, "*.sql"))
 
 var (

@@ -182,14 +182,12 @@ func (g *generator) must(r apitest.Response, what string) map[string]any {
 }
 
 // location creates a location in zone z with random tariffs (or, one time in three, the
-// same product as the zone's previous location) and random records.
-func (g *generator) location(z int, kind string) string {
+// same product as the zone's previous location; want, when set, a new product of that
+// kind) and random records.
+func (g *generator) location(z int, want string) string {
 	zc := crossZones[z]
 	loc := g.must(g.do("POST", "/locations", map[string]any{"timezone": zc.zone, "currency_code": zc.currency}), "location")["id"].(string)
-	product, want := g.products[z], kind
-	if kind == "" {
-		kind = "same product as before"
-	}
+	product, kind := g.products[z], "same product as before"
 	if product == nil || want != "" || g.rng.Intn(3) != 0 {
 		product, kind = g.product(zc.currency, want)
 		g.products[z] = product
@@ -243,10 +241,9 @@ func requireResent(t *testing.T, api *apitest.API, account string) {
 // product is a random set of tariff bodies (without location_id) and its description;
 // want ("tiered MONTH", say), when set, is its kind and tier period.
 func (g *generator) product(currency, want string) ([]map[string]any, string) {
-	kind := []string{"tou", "tiered", "market", "tou+noncommodity", "market without prices"}[g.rng.Intn(5)]
-	period := []string{"MONTH", "DAY"}[g.rng.Intn(2)]
-	if want != "" {
-		kind, period, _ = strings.Cut(want, " ")
+	kind, period, _ := strings.Cut(want, " ")
+	if want == "" {
+		kind = []string{"tou", "tiered", "market", "tou+noncommodity", "market without prices"}[g.rng.Intn(5)]
 	}
 	base := map[string]any{"direction": "IMPORT", "type": "COMMODITY",
 		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z"}
@@ -264,6 +261,9 @@ func (g *generator) product(currency, want string) ([]map[string]any, string) {
 	}
 	switch kind {
 	case "tiered":
+		if period == "" {
+			period = []string{"MONTH", "DAY"}[g.rng.Intn(2)]
+		}
 		return []map[string]any{with(map[string]any{"tier_period": period, "schedule": flatRate([]any{
 			map[string]any{"fixed": g.price(), "to_kwh": 1 + g.rng.Intn(30)}, map[string]any{"fixed": g.price()}})})}, kind + " " + period
 	case "market":

@@ -113,18 +113,16 @@ FROM
 {{- else}}
         toUInt8(0) AS gdirty,
 {{- end}}
-        -- A piece starting before the window precedes every piece of the window in counter
-        -- order, so such pieces only start the counter: one sum, no sort (a fleet's day
-        -- mid-month on 18.16: the tiered query 190 → 168 ms alone, its peak memory 89 → 40 MiB).
-        sumIf(if(comp = 0, 0., e * (toInt64(least(re, se)) - toInt64(greatest(rs, ss))) / (re - rs)) AS pwh,
-            if(comp = 0, rs, greatest(rs, ss)) < @w0) AS off,
+        -- Pieces that start before the window (the tier lookback; every reported record
+        -- starts in it) only start the counter: one sum, no sort (a fleet's day mid-month
+        -- on 18.16: the tiered query 190 → 168 ms alone, its peak memory 89 → 40 MiB).
+        sumIf(if(comp = 0, 0., e * (if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS pcov) / (re - rs)) AS pwh,
+            (if(comp = 0, rs, greatest(rs, ss)) AS ps) < @w0) AS off,
         -- Counters run in time order (ties by record) within one tier period.
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArrayIf((
-            toUInt64(if(comp = 0, rs, greatest(rs, ss))) * 4294967296 + rid % 4294967296,
-            (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)),
-             if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))),
-             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out)),
-            if(comp = 0, rs, greatest(rs, ss)) >= @w0))) AS items
+            toUInt64(ps) * 4294967296 + rid % 4294967296,
+            (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), pcov,
+             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out)), ps >= @w0))) AS items
     FROM ({{template "fleet_records" .}}) AS recs
     ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
     WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
@@ -132,7 +130,6 @@ FROM
 )
 ARRAY JOIN
     items AS it,
-    -- (18.16's lambdas cannot capture columns: off enters as the sum's first term.)
-    arrayPopFront(arrayCumSum(arrayPushFront(arrayMap(x -> x.8, items), off))) AS cum
+    {{counterEnds "items" "8" "off"}} AS cum
 WHERE it.11 = 1
 {{end}}

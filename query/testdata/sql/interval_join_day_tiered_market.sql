@@ -64,8 +64,11 @@ FROM
     FROM
     (
         SELECT comp, tier,
+            -- Pieces that start before the window (every reported record starts in it; an
+            -- instant's window starts with it) only start the counter: one sum, no sort.
+            sumIf(wh, ps < @w0) AS off,
             -- Tier counters run in time order (ties by record) within one tier period.
-            arraySort(x -> x.1, groupArray((toUInt64(ps) * 4294967296 + rid % 4294967296, rid, is_out, wh, hi, price, pconf, pe - ps))) AS items
+            arraySort(x -> x.1, groupArrayIf((toUInt64(ps) * 4294967296 + rid % 4294967296, rid, is_out, wh, hi, price, pconf, pe - ps), ps >= @w0)) AS items
         FROM (
 -- Records split at every price segment of their components.
 SELECT rid, is_out, comp, tier, hi, price, least(rc, sconf) AS pconf,
@@ -119,7 +122,7 @@ WHERE ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600)
     )
     ARRAY JOIN
         items AS it,
-        arrayCumSum(arrayMap(x -> x.4, items)) AS cum
+        arrayPopFront(arrayCumSum(arrayPushFront(arrayMap(x -> x.4, items), off))) AS cum
 )
 WHERE is_out = 1
 )
