@@ -82,13 +82,16 @@ type Pricer struct {
 	dedupFirst bool
 	// hints remembers scopes whose first fleet reads found most locations dirty (fleet_hints.go).
 	hints *dirtyHints
+	// fleetCache keeps priced fleet buckets while their rows and prices are unchanged (nil: off).
+	fleetCache *fleetCache
 }
 
 // NewPricer returns a Pricer.
 func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbon.Store, now func() time.Time) *Pricer {
 	return &Pricer{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
 		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom,
-		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize), hints: newDirtyHints()}
+		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize), hints: newDirtyHints(),
+		fleetCache: newFleetCache()}
 }
 
 // costRow is one row of cost.sql.

@@ -56,16 +56,35 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 		requireResent(t, api, acc.ID)
 	}
 	scope := kwhouse.Scope{AccountID: acc.ID}
-	coster := query.WithoutHints(api.App.Pricer)
+	coster := query.WithoutFleetCache(query.WithoutHints(api.App.Pricer))
+	cached := query.WithFleetCache(coster) // kept across windows and changes of the records
 	// The whole window, then one that starts and ends at random quarter-hours inside it:
 	// records before its start run the tier counters, and some straddle its start.
-	for _, win := range [][2]time.Time{{crossFrom, crossTo}, g.innerWindow()} {
-		priceEveryPath(t, g, coster, scope, locs, win[0], win[1])
+	inner := g.innerWindow()
+	for _, win := range [][2]time.Time{{crossFrom, crossTo}, inner} {
+		priceEveryPath(t, g, coster, cached, scope, locs, win[0], win[1])
+	}
+	// Records change under the cache: new readings at two clean locations (one tiered),
+	// re-sent ones at two others; every path, the cached one too, must see them.
+	for _, loc := range []string{locs[6], locs[12]} {
+		g.sent[loc] = append(g.sent[loc], g.records(loc)...)
+	}
+	g.resend(locs[7])
+	g.resend(locs[13])
+	for _, win := range [][2]time.Time{{crossFrom, crossTo}, inner} {
+		priceEveryPath(t, g, coster, cached, scope, locs, win[0], win[1])
+	}
+	if hits, priced := query.FleetCacheHits(cached); hits == 0 || priced == 0 {
+		t.Fatalf("the cached fleet path served %d buckets from memory and priced %d: both must happen", hits, priced)
+	} else {
+		t.Logf("cached fleet path: %d buckets from memory, %d priced", hits, priced)
 	}
 }
 
 // priceEveryPath prices the window through every path and compares them.
-func priceEveryPath(t *testing.T, g *generator, coster *query.Pricer, scope kwhouse.Scope, locs []string, w0, w1 time.Time) {
+// cached keeps its fleet bucket cache between calls: it is asked twice, the second time
+// from memory where nothing changed.
+func priceEveryPath(t *testing.T, g *generator, coster, cached *query.Pricer, scope kwhouse.Scope, locs []string, w0, w1 time.Time) {
 	t.Logf("window %s – %s", w0.Format(time.RFC3339), w1.Format(time.RFC3339))
 	ctx := context.Background()
 	joins := query.JoinOnly(coster)
@@ -79,6 +98,16 @@ func priceEveryPath(t *testing.T, g *generator, coster *query.Pricer, scope kwho
 			"fleet arrays dedup first": query.DedupAlways(coster), "fleet join dedup first": query.DedupAlways(joins)}
 		for path, c := range paths {
 			fleet, err := c.Fleet(ctx, scope, query.FleetRequest{Start: w0, End: w1, Aggregation: fleetAgg, Limit: 10000})
+			if err != nil {
+				t.Fatalf("%s %s: %v", path, fleetAgg, err)
+			}
+			rows[path] = map[string][]query.FleetRow{}
+			for _, r := range fleet.Data {
+				rows[path][r.LocationID] = append(rows[path][r.LocationID], r)
+			}
+		}
+		for _, path := range []string{"fleet cached", "fleet cached again"} {
+			fleet, err := cached.Fleet(ctx, scope, query.FleetRequest{Start: w0, End: w1, Aggregation: fleetAgg, Limit: 10000})
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, fleetAgg, err)
 			}

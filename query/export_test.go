@@ -31,3 +31,22 @@ func WithoutHints(c *Pricer) *Pricer {
 	d.hints = nil
 	return &d
 }
+
+// WithoutFleetCache returns a Pricer like c that prices every fleet bucket afresh.
+func WithoutFleetCache(c *Pricer) *Pricer {
+	d := *c
+	d.fleetCache = nil
+	return &d
+}
+
+// WithFleetCache returns a Pricer like c with an empty fleet bucket cache of its own.
+func WithFleetCache(c *Pricer) *Pricer {
+	d := *c
+	d.fleetCache = newFleetCache()
+	return &d
+}
+
+// FleetCacheHits returns how many fleet buckets c served from its cache, and how many it priced.
+func FleetCacheHits(c *Pricer) (hits, priced int64) {
+	return c.fleetCache.hits.Load(), c.fleetCache.misses.Load()
+}

@@ -12,6 +12,10 @@ SELECT loc, dev, {{template "fleet_key" .}} AS k,
         OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
         OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
+{{- if .Cells}}
+    -- The fingerprint of the rows priced (fleet_cells.sql): a tiered location's, else the bucket's.
+    {{if .Tiered}}maxIf(rh, comp = 0){{else}}sumIf(rh, comp = 0){{end}} AS fp,
+{{- end}}
 {{- if .Dedup}}
     toUInt8(0) AS dirty
 {{- else if .Tiered}}
@@ -44,7 +48,7 @@ ORDER BY loc, dev, k
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
-SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
+SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,{{if .Cells}} rh,{{end}}
     toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0) AS is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
     -- Locations on one product are priced by the segments of one of them (rep): the
@@ -60,7 +64,7 @@ FROM
 {{- if .Dedup}}
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
 {{- else}}
-        energy_wh AS e, confidence AS rc
+        energy_wh AS e, confidence AS rc{{if .Cells}}, {{template "fleet_row_hash"}} AS rh{{end}}
 {{- end}}
     FROM meter_records
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
@@ -85,7 +89,7 @@ FROM ({{template "segment_source" .}})
 
 {{define "fleet_single"}}
 -- Untiered: each record split at every price segment it meets, priced where it lies.
-SELECT loc, dev, rid, rs, re, comp, act, tr, e,
+SELECT loc, dev, rid, rs, re, comp, act, tr, e,{{if .Cells}} rh,{{end}}
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
@@ -99,7 +103,7 @@ WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 -- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
 -- (a group of its own: comp 0 holds the records themselves and prices nothing).
 SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
-    gdirty AS xdirty,
+    gdirty AS xdirty,{{if .Cells}} gh AS rh,{{end}}
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
     {{bandMoney "it.9" "it.10" "cum" "it.8"}} AS xm
 FROM
@@ -112,6 +116,10 @@ FROM
         toUInt8(comp = 0 AND count() != uniqExact(rid)) AS gdirty,
 {{- else}}
         toUInt8(0) AS gdirty,
+{{- end}}
+{{- if .Cells}}
+        -- Every row the location's counters read, before the window too (fleet_cells.sql).
+        sumIf(rh, comp = 0) AS gh,
 {{- end}}
         -- Pieces that start before the window (the tier lookback; every reported record
         -- starts in it) only start the counter: one sum, no sort (a fleet's day mid-month

@@ -23,31 +23,31 @@ const (
 // FINAL rather than argMax (see there).
 const fleetFinalFrom = 500
 
-// fleetPriced prices a task's batch without deduplicating readings, then prices again,
-// deduplicated, the locations whose sums counted two versions of a reading.
-func (c *Pricer) fleetPriced(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask,
+// fleetPriced prices the locations ids of a task's batch without deduplicating readings,
+// then prices again, deduplicated, the locations whose sums counted two versions of a reading.
+func (c *Pricer) fleetPriced(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask, ids []string,
 	plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	first := dedupNone
 	if c.dedupFirst || c.hints.mostlyDirty(scope, c.now()) {
-		first = c.dedupOf(t, len(t.batch.ids))
+		first = c.dedupOf(t, len(ids))
 	}
-	sums, err := c.fleetQuery(ctx, scope, req, t, t.batch.ids, first, plans)
+	sums, err := c.fleetQuery(ctx, scope, req, t, ids, first, plans)
 	if err != nil || first != dedupNone {
 		return sums, err
 	}
 	dirty := map[string]bool{}
-	var ids []string
+	var dirtyIDs []string
 	for _, s := range sums {
 		if s.Dirty != 0 && !dirty[s.Loc] {
 			dirty[s.Loc] = true
-			ids = append(ids, s.Loc)
+			dirtyIDs = append(dirtyIDs, s.Loc)
 		}
 	}
-	c.hints.note(scope, len(ids), len(t.batch.ids), c.now())
-	if len(ids) == 0 {
+	c.hints.note(scope, len(dirtyIDs), len(ids), c.now())
+	if len(dirtyIDs) == 0 {
 		return sums, nil
 	}
-	again, err := c.fleetQuery(ctx, scope, req, t, ids, c.dedupOf(t, len(ids)), plans)
+	again, err := c.fleetQuery(ctx, scope, req, t, dirtyIDs, c.dedupOf(t, len(dirtyIDs)), plans)
 	if err != nil {
 		return nil, err
 	}

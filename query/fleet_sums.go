@@ -32,7 +32,9 @@ type fleetSum struct {
 	MoneyCom, MoneyNon float64
 	Confidence         float64
 	NImport, NExport   uint64
-	Dirty              uint8 // the group read two versions of a reading: its sums count both
+	Fp                 uint64 // the fingerprint of the rows priced (fleetShape.Cells)
+	Dirty              uint8  // the group read two versions of a reading: its sums count both
+	hashed             bool   // Fp was read: the sum may be cached (fleet_cache.go)
 }
 
 // fleetShape picks the parts of fleet.sql a query needs.
@@ -41,6 +43,7 @@ type fleetShape struct {
 	Devices, Tiered, Markets bool
 	ExtSegments              bool              // fleet.sql: the segments come as the external table _segs
 	Dedup                    string            // how versions of a reading become one: dedupNone, dedupArgMax, dedupFinal
+	Cells                    bool              // each row also carries the fingerprint of its rows (fleet_cells.sql)
 	Comps                    []componentArrays // fleet_arrays.sql: the packed timelines
 }
 
@@ -60,11 +63,13 @@ const fleetParallel = 2
 type fleetTask struct {
 	batch fleetBatch
 	fa    *fleetArrays
+	cells bool // the undeduplicated query reads fingerprints to cache its sums by
 }
 
 // fleetSums prices the records of locs, fleetParallel queries at a time.
+// With a known pricing epoch, buckets whose rows are unchanged come from the cache.
 func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
-	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	plans map[string]tariffs.Plan, epoch string) ([]fleetSum, error) {
 	var tasks []fleetTask
 	for _, b := range fleetBatches(locs, plans) {
 		ts, err := c.fleetTasks(ctx, scope, b, plans)
@@ -79,7 +84,11 @@ func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	for i, t := range tasks {
 		g.Go(func() error {
 			var err error
-			results[i], err = c.fleetPriced(gctx, scope, req, t, plans)
+			if epoch != "" && c.fleetCache != nil {
+				results[i], err = c.fleetCached(gctx, scope, req, t, plans, epoch)
+			} else {
+				results[i], err = c.fleetPriced(gctx, scope, req, t, t.batch.ids, plans)
+			}
 			return err
 		})
 	}
@@ -148,7 +157,8 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		chstore.Named("locs", chstore.Set(ids)), chstore.Named("dir", req.Direction),
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
 		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits)}
-	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered, Dedup: dedup}
+	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered, Dedup: dedup,
+		Cells: t.cells && dedup == dedupNone}
 	name, stmt := "fleet", fleetStmt
 	if fa != nil {
 		name, stmt, shape.Comps = "fleet_arrays", fleetArraysStmt, fa.comps
@@ -174,9 +184,12 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 	defer rows.Close()
 	var out []fleetSum
 	for rows.Next() {
-		var s fleetSum
-		if err := rows.Scan(&s.Loc, &s.Dev, &s.Key, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
-			&s.NImport, &s.NExport, &s.Dirty); err != nil {
+		s := fleetSum{hashed: shape.Cells}
+		dest := []any{&s.Loc, &s.Dev, &s.Key, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.NImport, &s.NExport}
+		if shape.Cells {
+			dest = append(dest, &s.Fp)
+		}
+		if err := rows.Scan(append(dest, &s.Dirty)...); err != nil {
 			return nil, fmt.Errorf("scan fleet row: %w", err)
 		}
 		out = append(out, s)

@@ -37,6 +37,12 @@ var goldenShapes = []struct {
 	{"fleet_join_day_tiered_argmax.sql", "fleet", fleetShape{Aggregation: "DAY", Tiered: true, Dedup: dedupArgMax, ExtSegments: true}},
 	{"fleet_arrays_none_argmax.sql", "fleet_arrays", fleetShape{Aggregation: "NONE", Dedup: dedupArgMax,
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2, Present: true}, {N: 3}}}},
+	{"fleet_arrays_day_cells.sql", "fleet_arrays", fleetShape{Aggregation: "DAY", Cells: true,
+		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
+	{"fleet_join_day_cells.sql", "fleet", fleetShape{Aggregation: "DAY", Cells: true, ExtSegments: true}},
+	{"fleet_join_month_tiered_cells.sql", "fleet", fleetShape{Aggregation: "MONTH", Tiered: true, Cells: true, ExtSegments: true}},
+	{"fleet_cells_day.sql", "fleet_cells", fleetShape{Aggregation: "DAY"}},
+	{"fleet_cells_tiered.sql", "fleet_cells", fleetShape{Aggregation: "MONTH", Tiered: true}},
 	{"carbon_records.sql", "carbon_records", costShape{}},
 	{"plan_segments_market.sql", "plan_segments", costShape{Markets: true}},
 }

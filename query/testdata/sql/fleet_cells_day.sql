@@ -1,0 +1,13 @@
+-- Fingerprints of the rows a fleet query would price, read as stored (as the undeduplicated
+-- fleet queries read them): per bucket for untiered locations; per location for tiered
+-- ones, whose counters read from the tier lookback and both directions (k = 0). A cached
+-- priced bucket is reused only while its fingerprint is the one its pricing query read.
+WITH toUInt32(start_time) AS rs
+SELECT location_id AS loc, device_id AS dev,
+    toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k,
+    sum(cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, energy_wh, confidence, version)) AS fp
+FROM meter_records
+WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+    AND device_id = ''
+    AND direction = @dir AND start_time >= toDateTime(@w0) AND start_time < toDateTime(@w1)
+GROUP BY loc, dev, k

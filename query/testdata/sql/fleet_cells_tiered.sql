@@ -1,0 +1,14 @@
+-- Fingerprints of the rows a fleet query would price, read as stored (as the undeduplicated
+-- fleet queries read them): per bucket for untiered locations; per location for tiered
+-- ones, whose counters read from the tier lookback and both directions (k = 0). A cached
+-- priced bucket is reused only while its fingerprint is the one its pricing query read.
+WITH toUInt32(start_time) AS rs
+SELECT location_id AS loc, device_id AS dev,
+    toUInt32(0) AS k,
+    sum(cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, energy_wh, confidence, version)) AS fp
+FROM meter_records
+WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+    AND device_id = ''
+    AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+    AND toUInt32(start_time) >= transform(location_id, @act_loc, @lookbacks, toUInt32(0))
+GROUP BY loc, dev, k

@@ -1,0 +1,68 @@
+-- Energy cost of many locations' (or devices') records, summed per group and bucket
+-- (local day, local month or the whole window) in one read of the records. Prices come
+-- from the "segments" of cost_segments.sql, the definition every cost path shares.
+-- Per-record figures are never materialised: a bucket's money is the sum of its pieces;
+-- its confidence is the least of its records' and pieces' confidences, or 0 when a
+-- component with tariffs leaves some second of a record unpriced (segments of one
+-- component never overlap, so covered seconds fall short of record seconds exactly then).
+SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k,
+    sumIf(e, comp = 0) AS energy, sum(xm) AS money, sumIf(xm, comp != 2) AS money_com, sumIf(xm, comp = 2) AS money_non,
+    least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1))
+        OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
+        OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
+    countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
+    -- The fingerprint of the rows priced (fleet_cells.sql): a tiered location's, else the bucket's.
+    sumIf(rh, comp = 0) AS fp,
+    -- Two rows of one reading (see fleet_dirty in fleet_arrays.sql; rid is the reading's key).
+    toUInt8(countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
+FROM
+(
+-- Untiered: each record split at every price segment it meets, priced where it lies.
+SELECT loc, dev, rid, rs, re, comp, act, tr, e, rh,
+    if(comp = 0, rc, least(rc, sconf)) AS xc,
+    if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
+    if(comp = 0, toInt64(re - rs), 0) AS xlen,
+    if(comp = 0, 0., e * xcov / (re - rs) * price[1] / 1000) AS xm
+FROM (
+-- The fleet's meter records (location-level, or devices'), with the components that have
+-- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
+-- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
+-- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
+-- rows: per-record expressions sit in as few levels as they can.)
+SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc, rh,
+    toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr, tr AS ctr,
+    toUInt8(dir = @dir AND rs >= @w0) AS is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
+    -- Locations on one product are priced by the segments of one of them (rep): the
+    -- JOIN's hash table holds each product's segments once.
+    transform(loc, @act_loc, @reps, '') AS rep,
+    arrayJoin(arrayPushBack(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1)), arrayResize([toUInt32(intDiv(rs, 3600))], toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1), toUInt32(intDiv(rs, 3600)))), toUInt32(0))) AS hb
+FROM
+(
+    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql), or
+    -- every stored version, which "dirty" reports (see fleet_arrays.sql).
+    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
+        toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
+        energy_wh AS e, confidence AS rc, cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, energy_wh, confidence, version) AS rh
+    FROM meter_records
+    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+        AND device_id = ''
+        AND direction = @dir
+        AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+)
+-- Each location's own tier lookback: records before it run no counter of its window.
+WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
+) AS recs
+ALL LEFT JOIN (
+-- Price segments of the fleet's products (by representative location) by the UTC hours they cover.
+SELECT loc AS rep, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1)), arrayResize([toUInt32(intDiv(ss, 3600))], toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1), toUInt32(intDiv(ss, 3600))))) AS hb
+FROM (
+-- The "segments" of the plan, read out beforehand by the same statement (segment_rows)
+-- and sent with this query as the external table _segs: 18.16 analyses a nested subquery
+-- again for every level above it (a market year's cost query: 139 → 63–72 ms).
+SELECT loc, comp, ctr, ss, se, tier, hi, price, sconf FROM _segs
+)
+) AS segs USING (rep, ctr, hb)
+WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
+)
+GROUP BY loc, dev, k
+ORDER BY loc, dev, k
