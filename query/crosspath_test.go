@@ -64,14 +64,16 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 	for _, win := range [][2]time.Time{{crossFrom, crossTo}, inner} {
 		priceEveryPath(t, g, coster, cached, scope, locs, win[0], win[1])
 	}
-	// Records change under the cache: new readings at two clean locations (one tiered),
-	// re-sent ones at two others; every path, the cached one too, must see them.
-	for _, loc := range []string{locs[6], locs[12]} {
-		g.sent[loc] = append(g.sent[loc], g.records(loc)...)
-	}
+	// Records change under the cache: new readings at a clean location, and on the first
+	// day only at the month-tiered one (its counter then crosses its band bound sooner: later
+	// days' money changes, their own records do not); re-sent ones at two others. Every
+	// path, the cached one too, must see them.
+	g.sent[locs[6]] = append(g.sent[locs[6]], g.records(locs[6])...)
+	g.sent[locs[12]] = append(g.sent[locs[12]], g.recordsIn(locs[12], crossFrom, crossFrom.Add(24*time.Hour), 12)...)
 	g.resend(locs[7])
 	g.resend(locs[13])
-	for _, win := range [][2]time.Time{{crossFrom, crossTo}, inner} {
+	// The inner window first: for it the first day is lookback, its buckets' own records unchanged.
+	for _, win := range [][2]time.Time{inner, {crossFrom, crossTo}} {
 		priceEveryPath(t, g, coster, cached, scope, locs, win[0], win[1])
 	}
 	if hits, priced := query.FleetCacheHits(cached); hits == 0 || priced == 0 {
@@ -290,11 +292,14 @@ func (g *generator) product(currency, want string) ([]map[string]any, string) {
 	}
 	switch kind {
 	case "tiered":
+		bound := 1 + g.rng.Intn(30)
 		if period == "" {
 			period = []string{"MONTH", "DAY"}[g.rng.Intn(2)]
+		} else if period == "MONTH" {
+			bound = 40 + g.rng.Intn(20) // crossed mid-window by some 3.5 kWh a day of records
 		}
 		return []map[string]any{with(map[string]any{"tier_period": period, "schedule": flatRate([]any{
-			map[string]any{"fixed": g.price(), "to_kwh": 1 + g.rng.Intn(30)}, map[string]any{"fixed": g.price()}})})}, kind + " " + period
+			map[string]any{"fixed": g.price(), "to_kwh": bound}, map[string]any{"fixed": g.price()}})})}, kind + " " + period
 	case "market":
 		return []map[string]any{with(map[string]any{"market_rates": true, "market_id": g.market(currency),
 			"schedule": flatRate([]any{map[string]any{"surcharge_fixed": g.price(), "surcharge_percentage": float64(g.rng.Intn(40)) - 10}})})}, kind
@@ -369,19 +374,27 @@ func (g *generator) market(currency string) string {
 	return id
 }
 
-// records sends 60 random records: quarter-hour aligned, 15 minutes to 3 hours long, a few LOCAL.
-func (g *generator) records(loc string) []any {
+// records sends 60 random records: quarter-hour aligned, 15 minutes to 3 hours long, a few
+// LOCAL, a few of direction EXPORT.
+func (g *generator) records(loc string) []any { return g.recordsIn(loc, crossFrom, crossTo, 60) }
+
+// recordsIn sends n random records starting in [from, to), as records does.
+func (g *generator) recordsIn(loc string, from, to time.Time, n int) []any {
 	var recs []any
-	slots := int(crossTo.Sub(crossFrom) / (15 * time.Minute))
-	for i := 0; i < 60; i++ {
-		start := crossFrom.Add(time.Duration(g.rng.Intn(slots)) * 15 * time.Minute)
+	slots := int(to.Sub(from) / (15 * time.Minute))
+	for i := 0; i < n; i++ {
+		start := from.Add(time.Duration(g.rng.Intn(slots)) * 15 * time.Minute)
 		end := start.Add(time.Duration(1+g.rng.Intn(12)) * 15 * time.Minute)
 		rate := "IMPORT"
 		if g.rng.Intn(10) == 0 {
 			rate = "LOCAL"
 		}
-		recs = append(recs, map[string]any{"location_id": loc, "start_time": start.Format(time.RFC3339), "end_time": end.Format(time.RFC3339),
-			"value": math.Round(g.rng.Float64()*3000*1000) / 1000, "units": "WH", "tariff_rate": rate})
+		rec := map[string]any{"location_id": loc, "start_time": start.Format(time.RFC3339), "end_time": end.Format(time.RFC3339),
+			"value": math.Round(g.rng.Float64()*3000*1000) / 1000, "units": "WH", "tariff_rate": rate}
+		if g.rng.Intn(8) == 0 {
+			rec["direction"] = "EXPORT" // not priced for IMPORT, but tier counters read it
+		}
+		recs = append(recs, rec)
 	}
 	g.must(g.do("PUT", "/meters/interval", recs), "records")
 	return recs

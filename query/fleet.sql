@@ -13,8 +13,10 @@ SELECT loc, dev, {{template "fleet_key" .}} AS k,
         OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
 {{- if .Cells}}
-    -- The fingerprint of the rows priced (fleet_cells.sql): a tiered location's, else the bucket's.
-    {{if .Tiered}}maxIf(rh, comp = 0){{else}}sumIf(rh, comp = 0){{end}} AS fp,
+    -- Fingerprints of the rows read (fleet_cells.sql): the bucket's, and of a tiered
+    -- location's rows before the window (pre); n_out = 0 marks a bucket of the other direction only.
+    sumIf(rh, comp = 0) AS fp, {{if .Tiered}}maxIf(rg, comp = 0){{else}}toUInt64(0){{end}} AS pre,
+    countIf(comp = 0{{if .Tiered}} AND tr != 0{{end}}) AS n_out,
 {{- end}}
 {{- if .Dedup}}
     toUInt8(0) AS dirty
@@ -102,8 +104,15 @@ WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 {{define "fleet_tiered"}}
 -- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
 -- (a group of its own: comp 0 holds the records themselves and prices nothing).
-SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
-    gdirty AS xdirty,{{if .Cells}} gh AS rh,{{end}}
+SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act,
+{{- if .Cells}}
+    -- Records of the other direction stay, with no figures: their hashes chain the buckets.
+    if(it.11 = 1, it.3, 0) AS tr, if(it.11 = 1, it.4, 0.) AS e, if(it.11 = 1, it.5, 1.) AS xc, it.6 AS xcov,
+    if(it.11 = 1, it.7, 0) AS xlen, it.12 AS rh, gh AS rg,
+{{- else}}
+    it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
+{{- end}}
+    gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
     {{bandMoney "it.9" "it.10" "cum" "it.8"}} AS xm
 FROM
@@ -118,8 +127,8 @@ FROM
         toUInt8(0) AS gdirty,
 {{- end}}
 {{- if .Cells}}
-        -- Every row the location's counters read, before the window too (fleet_cells.sql).
-        sumIf(rh, comp = 0) AS gh,
+        -- The rows before the window that the counters read (fleet_cells.sql).
+        sumIf(rh, comp = 0 AND rs < @w0) AS gh,
 {{- end}}
         -- Pieces that start before the window (the tier lookback; every reported record
         -- starts in it) only start the counter: one sum, no sort (a fleet's day mid-month
@@ -130,7 +139,8 @@ FROM
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArrayIf((
             toUInt64(ps) * 4294967296 + rid % 4294967296,
             (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), pcov,
-             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out)), ps >= @w0))) AS items
+             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out{{if .Cells}}, if(comp = 0, rh, toUInt64(0)){{end}})),
+            ps >= @w0))) AS items
     FROM ({{template "fleet_records" .}}) AS recs
     ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
     WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
@@ -139,5 +149,5 @@ FROM
 ARRAY JOIN
     items AS it,
     {{counterEnds "items" "8" "off"}} AS cum
-WHERE it.11 = 1
+WHERE it.11 = 1{{if .Cells}} OR comp = 0{{end}}
 {{end}}

@@ -16,7 +16,7 @@ WITH
     {{- template "arrays_money"}}
 SELECT loc, dev, {{template "fleet_key" .}} AS k,
     sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non, min(conf) AS confidence,
-    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export,{{if .Cells}} sum(rh) AS fp,{{end}}
+    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export,{{if .Cells}} sum(rh) AS fp, toUInt64(0) AS pre, count() AS n_out,{{end}}
     {{template "fleet_dirty" .}}
 FROM
 (

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
+	"sort"
 	"sync/atomic"
 	"time"
 
@@ -16,43 +18,41 @@ import (
 
 var fleetCellsStmt = chstore.Register("query.fleet_cells", "fleet_cells.sql: fingerprints of the rows of a fleet's buckets")
 
-// Cache sizes: a bucket is about 250 bytes with its key, so the buckets of a 1,000-location
-// year by DAY fit; a tiered location keeps every bucket of its window.
-const (
-	fleetCacheBuckets   = 400_000
-	fleetCacheLocations = 20_000
-)
+// fleetCacheBuckets bounds the buckets kept: about 250 bytes each with its key, so a
+// 1,000-location year by DAY fits.
+const fleetCacheBuckets = 400_000
 
-// fleetCache keeps priced fleet buckets. An entry is only ever read back under the pricing
-// epoch, zone, tariff bits and row fingerprint it was priced under, the fingerprint being
-// the one its own pricing query read: a bucket is served from here only while the stored
-// rows it sums and every price input are exactly what they were when it was priced.
+// lookbackBucket is the bucket fleet_cells.sql puts a tiered location's lookback rows in.
+const lookbackBucket = math.MaxUint32
+
+// fleetCache keeps priced fleet buckets. A bucket is only ever read back under the pricing
+// epoch, zone, tariff bits and row fingerprints it was priced under, the fingerprints being
+// the ones its own pricing query read: it is served from here only while the stored rows it
+// sums and every price input are exactly what they were when it was priced.
 //
-// An untiered bucket's money depends on its own rows alone, so buckets are kept one by one
-// and any window reuses them. A tiered location's buckets depend on every row its counters
-// read (the lookback and both directions), so they are kept and reused together, for one
-// window.
+// An untiered bucket's money depends on its own rows alone. A tiered bucket's depends on
+// every row its counters read before it too — both directions, from the tier lookback on —
+// so its chain fingerprint sums those of the lookback and of every bucket up to it.
 type fleetCache struct {
 	buckets      *lru.Cache[bucketKey, bucketEntry]
-	locations    *lru.Cache[bucketKey, locationEntry]
 	hits, misses atomic.Int64 // buckets served from memory, and priced
 }
 
-// bucketKey names a bucket (k) of a location or device; w0 and w1 only for tiered ones.
+// bucketKey names a bucket (k) of a location or device; lookb is a tiered one's lookback.
 type bucketKey struct {
-	account       string
-	live          bool
-	loc, dev      string
-	dir, agg      string
-	k             uint32
-	w0, w1, lookb int64
+	account  string
+	live     bool
+	loc, dev string
+	dir, agg string
+	k        uint32
+	lookb    int64
 }
 
-// pricedUnder is what a cached value was priced under besides its rows.
+// pricedUnder is what a cached bucket was priced under besides its rows' fingerprints.
 type pricedUnder struct {
 	epoch, zone string
 	bits        uint16
-	fp          uint64
+	fp, chain   uint64
 }
 
 type bucketEntry struct {
@@ -60,21 +60,12 @@ type bucketEntry struct {
 	sum   fleetSum
 }
 
-type locationEntry struct {
-	under pricedUnder
-	sums  []fleetSum
-}
-
 func newFleetCache() *fleetCache {
 	b, err := lru.New[bucketKey, bucketEntry](fleetCacheBuckets)
 	if err != nil {
 		panic(err)
 	}
-	l, err := lru.New[bucketKey, locationEntry](fleetCacheLocations)
-	if err != nil {
-		panic(err)
-	}
-	return &fleetCache{buckets: b, locations: l}
+	return &fleetCache{buckets: b}
 }
 
 // fleetEpoch is the scope's pricing epoch when fleet buckets may be cached, else "".
@@ -85,14 +76,14 @@ func (c *Pricer) fleetEpoch(ctx context.Context, scope kwhouse.Scope) string {
 	return c.tariffs.PricingEpoch(ctx, scope)
 }
 
-// bucketPrint is a row of fleet_cells.sql.
+// bucketPrint is a row of fleet_cells.sql, with a tiered bucket's chain fingerprint.
 type bucketPrint struct {
-	loc, dev string
-	k        uint32
-	fp       uint64
+	loc, dev  string
+	k         uint32
+	fp, chain uint64
 }
 
-// fleetPrints reads the fingerprints of a task's buckets (tiered: of its locations).
+// fleetPrints reads the fingerprints of a task's buckets, in location, device and bucket order.
 func (c *Pricer) fleetPrints(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask,
 	plans map[string]tariffs.Plan) ([]bucketPrint, error) {
 	b := t.batch
@@ -125,36 +116,103 @@ func (c *Pricer) fleetPrints(ctx context.Context, scope kwhouse.Scope, req Fleet
 		}
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.loc < b.loc || a.loc == b.loc && (a.dev < b.dev || a.dev == b.dev && a.k < b.k)
+	})
+	if b.tiered {
+		out = chainPrints(out)
+	}
+	return out, nil
+}
+
+// chainPrints gives each tiered bucket its chain: the lookback's fingerprint (the last
+// bucket of its location and device, then dropped) plus those of its buckets up to it.
+func chainPrints(prints []bucketPrint) []bucketPrint {
+	out := prints[:0]
+	for i := 0; i < len(prints); {
+		j := i
+		for j < len(prints) && prints[j].loc == prints[i].loc && prints[j].dev == prints[i].dev {
+			j++
+		}
+		var chain uint64
+		if prints[j-1].k == lookbackBucket {
+			chain = prints[j-1].fp
+		}
+		for _, p := range prints[i:j] {
+			if p.k != lookbackBucket {
+				chain += p.fp
+				p.chain = chain
+				out = append(out, p)
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// chainSums gives each priced tiered bucket its chain, as chainPrints does; sums are in
+// location, device and bucket order.
+func chainSums(sums []fleetSum) []uint64 {
+	out := make([]uint64, len(sums))
+	var chain uint64
+	for i, s := range sums {
+		if i == 0 || s.Loc != sums[i-1].Loc || s.Dev != sums[i-1].Dev {
+			chain = s.Pre
+		}
+		chain += s.Fp
+		out[i] = chain
+	}
+	return out
 }
 
 // fleetCached answers a task from cached buckets where their rows and prices are
-// unchanged, and prices the rest: an untiered location from its first changed bucket on,
-// a tiered location whole.
+// unchanged, and prices the rest: each location from its first changed bucket on.
 func (c *Pricer) fleetCached(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask,
 	plans map[string]tariffs.Plan, epoch string) ([]fleetSum, error) {
 	prints, err := c.fleetPrints(ctx, scope, req, t, plans)
 	if err != nil {
 		return nil, err
 	}
-	under := func(loc string, fp uint64) pricedUnder {
-		return pricedUnder{epoch: epoch, zone: t.batch.zone, bits: plans[loc].TariffBits(), fp: fp}
+	under := func(loc string, fp, chain uint64) pricedUnder {
+		return pricedUnder{epoch: epoch, zone: t.batch.zone, bits: plans[loc].TariffBits(), fp: fp, chain: chain}
 	}
-	var hits []fleetSum
-	var missed map[string]uint32 // location → its first changed bucket
-	if t.batch.tiered {
-		hits, missed = c.tieredHits(scope, req, prints, plans, under)
-	} else {
-		hits, missed = c.bucketHits(scope, req, prints, under)
-	}
+	hits, missed := c.bucketHits(scope, req, t.batch.tiered, prints, plans, under)
 	c.fleetCache.hits.Add(int64(len(hits)))
-	if len(missed) == 0 {
-		return hits, nil
+	out := hits
+	if len(missed) > 0 {
+		ids, from := missedFrom(t.batch.ids, missed, req.Start.Unix())
+		sub := req
+		sub.Start = time.Unix(from, 0).UTC()
+		t.cells = true
+		priced, err := c.fleetPriced(ctx, scope, sub, t, ids, plans)
+		if err != nil {
+			return nil, err
+		}
+		c.fleetCache.misses.Add(int64(len(priced)))
+		c.keep(scope, req, t.batch.tiered, priced, plans, under)
+		out = mergeHits(priced, hits, missed, uint32(from))
 	}
-	sub, ids := req, make([]string, 0, len(missed))
-	from := req.Start.Unix()
-	first := int64(-1)
-	for _, id := range t.batch.ids {
+	if !t.batch.tiered {
+		return out, nil
+	}
+	kept := out[:0]
+	for _, s := range out {
+		if s.NOut > 0 || !s.hashed {
+			kept = append(kept, s)
+		}
+	}
+	return kept, nil
+}
+
+// missedFrom returns the missed locations in batch order and where pricing starts: the
+// first changed bucket of any of them, not before w0.
+func missedFrom(batch []string, missed map[string]uint32, w0 int64) ([]string, int64) {
+	ids, first := make([]string, 0, len(missed)), int64(-1)
+	for _, id := range batch {
 		if k, ok := missed[id]; ok {
 			ids = append(ids, id)
 			if first < 0 || int64(k) < first {
@@ -162,41 +220,28 @@ func (c *Pricer) fleetCached(ctx context.Context, scope kwhouse.Scope, req Fleet
 			}
 		}
 	}
-	if !t.batch.tiered && first > from {
-		from = first
-	}
-	sub.Start = time.Unix(from, 0).UTC()
-	t.cells = true
-	priced, err := c.fleetPriced(ctx, scope, sub, t, ids, plans)
-	if err != nil {
-		return nil, err
-	}
-	c.fleetCache.misses.Add(int64(len(priced)))
-	c.keep(scope, req, t.batch.tiered, priced, plans, under)
-	return mergeHits(priced, hits, missed, uint32(from), t.batch.tiered), nil
+	return ids, max(first, w0)
 }
 
-func (c *Pricer) keyOf(scope kwhouse.Scope, req FleetRequest, loc, dev string, k uint32) bucketKey {
-	return bucketKey{account: scope.AccountID, live: scope.LiveMode, loc: loc, dev: dev, dir: req.Direction,
+func (c *Pricer) keyOf(scope kwhouse.Scope, req FleetRequest, tiered bool, loc, dev string, k uint32,
+	plans map[string]tariffs.Plan) bucketKey {
+	key := bucketKey{account: scope.AccountID, live: scope.LiveMode, loc: loc, dev: dev, dir: req.Direction,
 		agg: req.Aggregation, k: k}
+	if tiered {
+		key.lookb = plans[loc].Lookback
+	}
+	return key
 }
 
-// tieredKeyOf names a tiered location's (or device's) buckets of one window.
-func (c *Pricer) tieredKeyOf(scope kwhouse.Scope, req FleetRequest, loc, dev string, lookback int64) bucketKey {
-	k := c.keyOf(scope, req, loc, dev, 0)
-	k.w0, k.w1, k.lookb = req.Start.Unix(), req.End.Unix(), lookback
-	return k
-}
-
-// bucketHits returns the cached untiered buckets whose rows and prices are unchanged, and
-// for every other location its first changed bucket.
-func (c *Pricer) bucketHits(scope kwhouse.Scope, req FleetRequest, prints []bucketPrint,
-	under func(string, uint64) pricedUnder) ([]fleetSum, map[string]uint32) {
+// bucketHits returns the cached buckets whose rows and prices are unchanged, and for every
+// other location its first changed bucket.
+func (c *Pricer) bucketHits(scope kwhouse.Scope, req FleetRequest, tiered bool, prints []bucketPrint,
+	plans map[string]tariffs.Plan, under func(string, uint64, uint64) pricedUnder) ([]fleetSum, map[string]uint32) {
 	var hits []fleetSum
 	missed := map[string]uint32{}
 	for _, p := range prints {
-		e, ok := c.fleetCache.buckets.Get(c.keyOf(scope, req, p.loc, p.dev, p.k))
-		if ok && e.under == under(p.loc, p.fp) {
+		e, ok := c.fleetCache.buckets.Get(c.keyOf(scope, req, tiered, p.loc, p.dev, p.k, plans))
+		if ok && e.under == under(p.loc, p.fp, p.chain) {
 			hits = append(hits, e.sum)
 			continue
 		}
@@ -207,52 +252,29 @@ func (c *Pricer) bucketHits(scope kwhouse.Scope, req FleetRequest, prints []buck
 	return hits, missed
 }
 
-// tieredHits returns the cached buckets of tiered locations none of whose rows or prices
-// changed, and the other locations.
-func (c *Pricer) tieredHits(scope kwhouse.Scope, req FleetRequest, prints []bucketPrint, plans map[string]tariffs.Plan,
-	under func(string, uint64) pricedUnder) ([]fleetSum, map[string]uint32) {
-	var hits []fleetSum
-	missed := map[string]uint32{}
-	for _, p := range prints {
-		e, ok := c.fleetCache.locations.Get(c.tieredKeyOf(scope, req, p.loc, p.dev, plans[p.loc].Lookback))
-		if ok && e.under == under(p.loc, p.fp) {
-			hits = append(hits, e.sums...)
-			continue
-		}
-		missed[p.loc] = 0
-	}
-	return hits, missed
-}
-
 // keep caches the priced sums that read their fingerprints and counted no reading twice.
 func (c *Pricer) keep(scope kwhouse.Scope, req FleetRequest, tiered bool, priced []fleetSum, plans map[string]tariffs.Plan,
-	under func(string, uint64) pricedUnder) {
-	if !tiered {
-		for _, s := range priced {
-			if s.hashed && s.Dirty == 0 {
-				c.fleetCache.buckets.Add(c.keyOf(scope, req, s.Loc, s.Dev, s.Key), bucketEntry{under: under(s.Loc, s.Fp), sum: s})
-			}
-		}
-		return
+	under func(string, uint64, uint64) pricedUnder) {
+	var chains []uint64
+	if tiered {
+		chains = chainSums(priced)
 	}
-	type group struct{ loc, dev string }
-	byGroup, unfit := map[group][]fleetSum{}, map[group]bool{}
-	for _, s := range priced {
-		g := group{s.Loc, s.Dev}
-		byGroup[g] = append(byGroup[g], s)
-		unfit[g] = unfit[g] || !s.hashed || s.Dirty != 0 || s.Fp != byGroup[g][0].Fp
-	}
-	for g, sums := range byGroup {
-		if !unfit[g] {
-			key := c.tieredKeyOf(scope, req, g.loc, g.dev, plans[g.loc].Lookback)
-			c.fleetCache.locations.Add(key, locationEntry{under: under(g.loc, sums[0].Fp), sums: sums})
+	for i, s := range priced {
+		if !s.hashed || s.Dirty != 0 {
+			continue
 		}
+		var chain uint64
+		if tiered {
+			chain = chains[i]
+		}
+		key := c.keyOf(scope, req, tiered, s.Loc, s.Dev, s.Key, plans)
+		c.fleetCache.buckets.Add(key, bucketEntry{under: under(s.Loc, s.Fp, chain), sum: s})
 	}
 }
 
-// mergeHits adds to the priced sums the cached ones they do not replace: of an untiered
-// location priced again, its buckets before from; of a tiered one, none.
-func mergeHits(priced, hits []fleetSum, missed map[string]uint32, from uint32, tiered bool) []fleetSum {
+// mergeHits adds to the priced sums the cached ones they do not replace: of a location
+// priced again, only its buckets before from.
+func mergeHits(priced, hits []fleetSum, missed map[string]uint32, from uint32) []fleetSum {
 	type key struct {
 		loc, dev string
 		k        uint32
@@ -263,7 +285,7 @@ func mergeHits(priced, hits []fleetSum, missed map[string]uint32, from uint32, t
 	}
 	out := priced
 	for _, h := range hits {
-		if _, m := missed[h.Loc]; (m && (tiered || h.Key >= from)) || seen[key{h.Loc, h.Dev, h.Key}] {
+		if _, m := missed[h.Loc]; (m && h.Key >= from) || seen[key{h.Loc, h.Dev, h.Key}] {
 			continue
 		}
 		out = append(out, h)

@@ -6,13 +6,14 @@ cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, ene
 
 {{define "fleet_cells"}}
 -- Fingerprints of the rows a fleet query would price, read as stored (as the undeduplicated
--- fleet queries read them): per bucket for untiered locations; per location for tiered
--- ones, whose counters read from the tier lookback and both directions (k = 0). A cached
--- priced bucket is reused only while its fingerprint is the one its pricing query read.
+-- fleet queries read them), per bucket; for tiered locations, whose counters read both
+-- directions from the tier lookback on, of both directions, and of the lookback. A cached
+-- priced bucket is reused only while its fingerprints are the ones its pricing query read.
 WITH toUInt32(start_time) AS rs
 SELECT location_id AS loc, device_id AS dev,
 {{- if .Tiered}}
-    toUInt32(0) AS k,
+    -- The lookback's rows as one bucket after every other (fleet_cache.go chains them).
+    if(rs < @w0, toUInt32(4294967295), {{template "fleet_key" .}}) AS k,
 {{- else}}
     {{template "fleet_key" .}} AS k,
 {{- end}}

@@ -32,7 +32,8 @@ type fleetSum struct {
 	MoneyCom, MoneyNon float64
 	Confidence         float64
 	NImport, NExport   uint64
-	Fp                 uint64 // the fingerprint of the rows priced (fleetShape.Cells)
+	Fp, Pre            uint64 // fingerprints of the bucket's rows and a tiered location's lookback (fleetShape.Cells)
+	NOut               uint64 // records of the asked direction: 0 for a tiered bucket of the other one only
 	Dirty              uint8  // the group read two versions of a reading: its sums count both
 	hashed             bool   // Fp was read: the sum may be cached (fleet_cache.go)
 }
@@ -187,7 +188,7 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		s := fleetSum{hashed: shape.Cells}
 		dest := []any{&s.Loc, &s.Dev, &s.Key, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.NImport, &s.NExport}
 		if shape.Cells {
-			dest = append(dest, &s.Fp)
+			dest = append(dest, &s.Fp, &s.Pre, &s.NOut)
 		}
 		if err := rows.Scan(append(dest, &s.Dirty)...); err != nil {
 			return nil, fmt.Errorf("scan fleet row: %w", err)

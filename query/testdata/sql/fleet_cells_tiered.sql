@@ -1,10 +1,11 @@
 -- Fingerprints of the rows a fleet query would price, read as stored (as the undeduplicated
--- fleet queries read them): per bucket for untiered locations; per location for tiered
--- ones, whose counters read from the tier lookback and both directions (k = 0). A cached
--- priced bucket is reused only while its fingerprint is the one its pricing query read.
+-- fleet queries read them), per bucket; for tiered locations, whose counters read both
+-- directions from the tier lookback on, of both directions, and of the lookback. A cached
+-- priced bucket is reused only while its fingerprints are the ones its pricing query read.
 WITH toUInt32(start_time) AS rs
 SELECT location_id AS loc, device_id AS dev,
-    toUInt32(0) AS k,
+    -- The lookback's rows as one bucket after every other (fleet_cache.go chains them).
+    if(rs < @w0, toUInt32(4294967295), toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz), @tz))) AS k,
     sum(cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, energy_wh, confidence, version)) AS fp
 FROM meter_records
 WHERE account_id = @account AND live_mode = @live AND location_id IN @locs

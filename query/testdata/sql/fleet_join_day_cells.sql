@@ -11,8 +11,10 @@ SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k,
         OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
         OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
-    -- The fingerprint of the rows priced (fleet_cells.sql): a tiered location's, else the bucket's.
-    sumIf(rh, comp = 0) AS fp,
+    -- Fingerprints of the rows read (fleet_cells.sql): the bucket's, and of a tiered
+    -- location's rows before the window (pre); n_out = 0 marks a bucket of the other direction only.
+    sumIf(rh, comp = 0) AS fp, toUInt64(0) AS pre,
+    countIf(comp = 0) AS n_out,
     -- Two rows of one reading (see fleet_dirty in fleet_arrays.sql; rid is the reading's key).
     toUInt8(countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
 FROM

@@ -16,7 +16,8 @@ FROM
 (
 -- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
 -- (a group of its own: comp 0 holds the records themselves and prices nothing).
-SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
+SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act,
+    it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
     gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
     arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p, it.9, arrayPopBack(arrayPushFront(it.9, 0.)), it.10, arrayResize([cum], length(it.9), cum), arrayResize([it.8], length(it.9), it.8))) / 1000 AS xm
@@ -36,7 +37,8 @@ FROM
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArrayIf((
             toUInt64(ps) * 4294967296 + rid % 4294967296,
             (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), pcov,
-             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out)), ps >= @w0))) AS items
+             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out)),
+            ps >= @w0))) AS items
     FROM (
 -- The fleet's meter records (location-level, or devices'), with the components that have
 -- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so

@@ -11,15 +11,20 @@ SELECT loc, dev, toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz), @tz)) 
         OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
         OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
-    -- The fingerprint of the rows priced (fleet_cells.sql): a tiered location's, else the bucket's.
-    maxIf(rh, comp = 0) AS fp,
+    -- Fingerprints of the rows read (fleet_cells.sql): the bucket's, and of a tiered
+    -- location's rows before the window (pre); n_out = 0 marks a bucket of the other direction only.
+    sumIf(rh, comp = 0) AS fp, maxIf(rg, comp = 0) AS pre,
+    countIf(comp = 0 AND tr != 0) AS n_out,
     max(xdirty) AS dirty
 FROM
 (
 -- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
 -- (a group of its own: comp 0 holds the records themselves and prices nothing).
-SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act, it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
-    gdirty AS xdirty, gh AS rh,
+SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act,
+    -- Records of the other direction stay, with no figures: their hashes chain the buckets.
+    if(it.11 = 1, it.3, 0) AS tr, if(it.11 = 1, it.4, 0.) AS e, if(it.11 = 1, it.5, 1.) AS xc, it.6 AS xcov,
+    if(it.11 = 1, it.7, 0) AS xlen, it.12 AS rh, gh AS rg,
+    gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
     arraySum(arrayMap((h, l, p, c, w) -> greatest(0., least(c, h) - greatest(c - w, l)) * p, it.9, arrayPopBack(arrayPushFront(it.9, 0.)), it.10, arrayResize([cum], length(it.9), cum), arrayResize([it.8], length(it.9), it.8))) / 1000 AS xm
 FROM
@@ -29,8 +34,8 @@ FROM
     SELECT loc, dev, comp, any(act) AS act,
         -- comp 0 holds each row once, lookback rows too (their counts run the counters).
         toUInt8(comp = 0 AND count() != uniqExact(rid)) AS gdirty,
-        -- Every row the location's counters read, before the window too (fleet_cells.sql).
-        sumIf(rh, comp = 0) AS gh,
+        -- The rows before the window that the counters read (fleet_cells.sql).
+        sumIf(rh, comp = 0 AND rs < @w0) AS gh,
         -- Pieces that start before the window (the tier lookback; every reported record
         -- starts in it) only start the counter: one sum, no sort (a fleet's day mid-month
         -- on 18.16: the tiered query 190 → 168 ms alone, its peak memory 89 → 40 MiB).
@@ -40,7 +45,8 @@ FROM
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArrayIf((
             toUInt64(ps) * 4294967296 + rid % 4294967296,
             (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), pcov,
-             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out)), ps >= @w0))) AS items
+             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out, if(comp = 0, rh, toUInt64(0)))),
+            ps >= @w0))) AS items
     FROM (
 -- The fleet's meter records (location-level, or devices'), with the components that have
 -- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
@@ -85,7 +91,7 @@ SELECT loc, comp, ctr, ss, se, tier, hi, price, sconf FROM _segs
 ARRAY JOIN
     items AS it,
     arrayPopFront(arrayCumSum(arrayPushFront(arrayMap(x -> x.8, items), off))) AS cum
-WHERE it.11 = 1
+WHERE it.11 = 1 OR comp = 0
 )
 GROUP BY loc, dev, k
 ORDER BY loc, dev, k
