@@ -20,6 +20,7 @@ type Config struct {
 	Redis      Redis      `mapstructure:"redis"`
 	Auth       Auth       `mapstructure:"auth"`
 	Ingest     Ingest     `mapstructure:"ingest"`
+	Costs      Costs      `mapstructure:"costs"`
 	Limits     Limits     `mapstructure:"limits"`
 	Log        Log        `mapstructure:"log"`
 }
@@ -142,6 +143,13 @@ type Ingest struct {
 	StreamChunkBytes int   `mapstructure:"stream_chunk_bytes"`
 }
 
+// Costs configures cost queries.
+type Costs struct {
+	// FleetCacheBuckets bounds the priced fleet buckets kept in memory and reused while
+	// their records and prices are unchanged (docs/costs.md, "Fleet cache"); 0 turns it off.
+	FleetCacheBuckets int `mapstructure:"fleet_cache_buckets"`
+}
+
 // Log configures structured logging.
 type Log struct {
 	Level  string `mapstructure:"level"`
@@ -173,6 +181,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("redis.key_prefix", "kwh:")
 	v.SetDefault("auth.jwt_secret", "")
 	v.SetDefault("auth.token_ttl", time.Hour)
+	v.SetDefault("costs.fleet_cache_buckets", 400_000)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)

@@ -18,9 +18,8 @@ import (
 
 var fleetCellsStmt = chstore.Register("query.fleet_cells", "fleet_cells.sql: fingerprints of the rows of a fleet's buckets")
 
-// fleetCacheBuckets bounds the buckets kept: about 250 bytes each with its key, so a
-// 1,000-location year by DAY fits.
-const fleetCacheBuckets = 400_000
+// defaultFleetCacheBuckets is the fleet cache's size until SetFleetCache (config costs.fleet_cache_buckets).
+const defaultFleetCacheBuckets = 400_000
 
 // lookbackBucket is the bucket fleet_cells.sql puts a tiered location's lookback rows in.
 const lookbackBucket = math.MaxUint32
@@ -60,12 +59,22 @@ type bucketEntry struct {
 	sum   fleetSum
 }
 
-func newFleetCache() *fleetCache {
-	b, err := lru.New[bucketKey, bucketEntry](fleetCacheBuckets)
+// newFleetCache returns a cache of at most size buckets (about 250 bytes each with its key).
+func newFleetCache(size int) *fleetCache {
+	b, err := lru.New[bucketKey, bucketEntry](size)
 	if err != nil {
-		panic(err)
+		panic(err) // only for a size ≤ 0
 	}
 	return &fleetCache{buckets: b}
+}
+
+// SetFleetCache keeps up to buckets priced fleet buckets in memory; 0 keeps none. It is
+// called once, before the Pricer serves.
+func (c *Pricer) SetFleetCache(buckets int) {
+	c.fleetCache = nil
+	if buckets > 0 {
+		c.fleetCache = newFleetCache(buckets)
+	}
 }
 
 // fleetEpoch is the scope's pricing epoch when fleet buckets may be cached, else "".

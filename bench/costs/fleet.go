@@ -21,46 +21,73 @@ type fleetShape struct {
 	aggregation string
 	window      [2]string
 	csv         bool
+	// moving: request i ends i half-hours after window[1], so each one has a reading the
+	// one before did not (a month-to-date dashboard refreshed as readings arrive).
+	moving bool
 }
 
 // fleetShapes times POST /costs/fleet and, for each shape, the floor: a bare ClickHouse
-// GROUP BY location and local bucket of the same rows, in the same run.
-func fleetShapes(ctx context.Context, a *app.App, base string, fx *fixture, o options) error {
+// GROUP BY location and local bucket of the same rows, in the same run. Each shape is
+// timed twice: priced afresh by a service without the fleet cache (fresh), and by one
+// with it (base), the same request repeated after the first filled it; a moving shape
+// only by the latter, every request different.
+func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixture, o options) error {
 	month, year := [2]string{"2024-06-01T00:00:00Z", "2024-07-01T00:00:00Z"}, [2]string{"2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"}
-	today := [2]string{"2024-06-14T23:00:00Z", "2024-06-15T23:00:00Z"} // 15 June, local (BST)
+	today := [2]string{"2024-06-14T23:00:00Z", "2024-06-15T23:00:00Z"}  // 15 June, local (BST)
+	toDate := [2]string{"2024-05-31T23:00:00Z", "2024-06-19T23:00:00Z"} // 1 June to 20 June, local, and on
 	shapes := []fleetShape{
-		{"fleet all, one local day (JSON)", 0, "DAY", today, false},
-		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true},
-		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true},
-		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false},
-		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true},
+		{"fleet all, one local day (JSON)", 0, "DAY", today, false, false},
+		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true, false},
+		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true, false},
+		{"fleet all, month to date by DAY, moving end (CSV)", 0, "DAY", toDate, true, true},
+		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false, false},
+		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true, false},
 	}
 	n := max(10, o.requests/10)
 	for _, s := range shapes {
 		if !o.selected(s.name) {
 			continue
 		}
-		since := time.Now()
-		lat, rows, err := measureFleet(base, fx, s, n)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-		mem, err := fleetMemory(ctx, a, since)
-		if err != nil {
-			return err
-		}
 		flat, err := fleetFloor(ctx, a, fx, s, n)
 		if err != nil {
 			return err
 		}
-		report(s.name, lat, fmt.Sprintf("  %d rows, peak %.0f MiB per query; floor p50 %.1f ms p99 %.1f ms (p99 ratio %.1f×)",
-			rows, float64(mem)/(1<<20), ms(pct(flat, 50)), ms(pct(flat, 99)), float64(pct(lat, 99))/float64(pct(flat, 99))))
+		if !s.moving {
+			if err := timeFleet(ctx, a, fresh, fx, s, n, s.name+", afresh", flat); err != nil {
+				return err
+			}
+		}
+		if err := timeFleet(ctx, a, base, fx, s, n, s.name+", cached", flat); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func (s fleetShape) body(fx *fixture) []byte {
-	b := map[string]any{"start_time": s.window[0], "end_time": s.window[1], "aggregation": s.aggregation, "limit": 10000}
+// timeFleet times n requests of shape s at base and reports them against the floor.
+func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s fleetShape, n int, name string, flat []time.Duration) error {
+	since := time.Now()
+	lat, rows, err := measureFleet(base, fx, s, n)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	mem, err := fleetMemory(ctx, a, since)
+	if err != nil {
+		return err
+	}
+	report(name, lat, fmt.Sprintf("  %d rows, peak %.0f MiB per query; floor p50 %.1f ms p99 %.1f ms (p50 ratio %.1f×, p99 ratio %.1f×)",
+		rows, float64(mem)/(1<<20), ms(pct(flat, 50)), ms(pct(flat, 99)),
+		float64(pct(lat, 50))/float64(pct(flat, 50)), float64(pct(lat, 99))/float64(pct(flat, 99))))
+	return nil
+}
+
+func (s fleetShape) body(fx *fixture, i int) []byte {
+	end := s.window[1]
+	if s.moving {
+		t, _ := time.Parse(time.RFC3339, end)
+		end = t.Add(time.Duration(i) * 30 * time.Minute).Format(time.RFC3339)
+	}
+	b := map[string]any{"start_time": s.window[0], "end_time": end, "aggregation": s.aggregation, "limit": 10000}
 	if s.locations > 0 {
 		b["location_ids"] = fx.locations[:s.locations]
 	}
@@ -73,7 +100,7 @@ func measureFleet(base string, fx *fixture, s fleetShape, n int) ([]time.Duratio
 	var lat []time.Duration
 	rows := 0
 	for i := 0; i < n+2; i++ {
-		req, _ := http.NewRequest("POST", base+"/costs/fleet", bytes.NewReader(s.body(fx)))
+		req, _ := http.NewRequest("POST", base+"/costs/fleet", bytes.NewReader(s.body(fx, i)))
 		req.Header.Set("Authorization", "Bearer "+fx.key)
 		if s.csv {
 			req.Header.Set("Accept", "text/csv")

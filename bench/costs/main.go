@@ -69,6 +69,19 @@ func run(o options) error {
 		return err
 	}
 	defer stop()
+	// A second service on the same data, without the fleet cache: every fleet request priced afresh.
+	cfgFresh := *cfg
+	cfgFresh.Costs.FleetCacheBuckets = 0
+	b, err := app.New(ctx, &cfgFresh, logger, app.Options{RedisPrefix: "kwbench:"})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	fresh, stopFresh, err := benchkit.Serve(ctx, b)
+	if err != nil {
+		return err
+	}
+	defer stopFresh()
 	fmt.Printf("data: %d locations × 17,568 half-hours (2024) = %d rows (8/10 time-of-use, 1/10 month-tiered, 1/10 market); "+
 		"%d requests per location shape, 1 client\n", len(fx.locations), len(fx.locations)*17568, o.requests)
 	if o.cpuProfile != "" {
@@ -85,12 +98,12 @@ func run(o options) error {
 	if err := locationShapes(ctx, a, base, fx, o); err != nil {
 		return err
 	}
-	return fleetShapes(ctx, a, base, fx, o)
+	return fleetShapes(ctx, a, base, fresh, fx, o)
 }
 
 // selected reports whether the -only flag lets shape name run.
 func (o options) selected(name string) bool { return o.only == "" || strings.Contains(name, o.only) }
 
 func report(name string, lat []time.Duration, extra string) {
-	fmt.Printf("%-40s p50 %7.1f ms  p99 %7.1f ms%s\n", name, ms(pct(lat, 50)), ms(pct(lat, 99)), extra)
+	fmt.Printf("%-58s p50 %7.1f ms  p99 %7.1f ms%s\n", name, ms(pct(lat, 50)), ms(pct(lat, 99)), extra)
 }
