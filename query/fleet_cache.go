@@ -10,6 +10,7 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -92,10 +93,9 @@ type bucketPrint struct {
 	fp, chain uint64
 }
 
-// fleetPrints reads the fingerprints of a task's buckets, in location, device and bucket order.
-func (c *Pricer) fleetPrints(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask,
+// fleetPrints reads the fingerprints of a batch's buckets, in location, device and bucket order.
+func (c *Pricer) fleetPrints(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
 	plans map[string]tariffs.Plan) ([]bucketPrint, error) {
-	b := t.batch
 	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("locs", chstore.Set(b.ids)), chstore.Named("dir", req.Direction), chstore.Named("tz", b.zone),
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix()))}
@@ -178,43 +178,64 @@ func chainSums(sums []fleetSum) []uint64 {
 	return out
 }
 
-// fleetCached answers a task from cached buckets where their rows and prices are
-// unchanged, and prices the rest: each location from its first changed bucket on.
-func (c *Pricer) fleetCached(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask,
-	plans map[string]tariffs.Plan, epoch string) ([]fleetSum, error) {
-	prints, err := c.fleetPrints(ctx, scope, req, t, plans)
-	if err != nil {
-		return nil, err
+// batchLook is what the cache holds for a batch: the buckets it can serve, and the
+// locations to price again (in batch order) from their batch's first changed bucket.
+type batchLook struct {
+	batch     fleetBatch
+	hits      []fleetSum
+	missed    map[string]uint32 // location → its first changed bucket
+	missedIDs []string
+	from      time.Time
+	under     func(loc string, fp, chain uint64) pricedUnder
+}
+
+// fleetLooks reads the fingerprints of every batch, fleetParallel at a time, and looks
+// their buckets up.
+func (c *Pricer) fleetLooks(ctx context.Context, scope kwhouse.Scope, req FleetRequest, batches []fleetBatch,
+	plans map[string]tariffs.Plan, epoch string) ([]batchLook, error) {
+	looks := make([]batchLook, len(batches))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fleetParallel)
+	for i, b := range batches {
+		g.Go(func() error {
+			prints, err := c.fleetPrints(gctx, scope, req, b, plans)
+			if err != nil {
+				return err
+			}
+			l := batchLook{batch: b, under: func(loc string, fp, chain uint64) pricedUnder {
+				return pricedUnder{epoch: epoch, zone: b.zone, bits: plans[loc].TariffBits(), fp: fp, chain: chain}
+			}}
+			l.hits, l.missed = c.bucketHits(scope, req, b.tiered, prints, plans, l.under)
+			var from int64
+			l.missedIDs, from = missedFrom(b.ids, l.missed, req.Start.Unix())
+			l.from = time.Unix(from, 0).UTC()
+			c.fleetCache.hits.Add(int64(len(l.hits)))
+			looks[i] = l
+			return nil
+		})
 	}
-	under := func(loc string, fp, chain uint64) pricedUnder {
-		return pricedUnder{epoch: epoch, zone: t.batch.zone, bits: plans[loc].TariffBits(), fp: fp, chain: chain}
+	return looks, g.Wait()
+}
+
+// settle caches what the jobs priced and adds the buckets served from the cache.
+func (c *Pricer) settle(scope kwhouse.Scope, req FleetRequest, looks []batchLook, jobs []fleetJob, results [][]fleetSum,
+	plans map[string]tariffs.Plan) []fleetSum {
+	priced := make([][]fleetSum, len(looks))
+	for i, j := range jobs {
+		priced[j.batch] = append(priced[j.batch], results[i]...)
 	}
-	hits, missed := c.bucketHits(scope, req, t.batch.tiered, prints, plans, under)
-	c.fleetCache.hits.Add(int64(len(hits)))
-	out := hits
-	if len(missed) > 0 {
-		ids, from := missedFrom(t.batch.ids, missed, req.Start.Unix())
-		sub := req
-		sub.Start = time.Unix(from, 0).UTC()
-		t.cells = true
-		priced, err := c.fleetPriced(ctx, scope, sub, t, ids, plans)
-		if err != nil {
-			return nil, err
+	var out []fleetSum
+	for i, l := range looks {
+		c.fleetCache.misses.Add(int64(len(priced[i])))
+		c.keep(scope, req, l.batch.tiered, priced[i], plans, l.under)
+		for _, s := range mergeHits(priced[i], l.hits, l.missed, uint32(l.from.Unix())) {
+			// A tiered bucket of the other direction's records only is no answer row.
+			if !l.batch.tiered || s.NOut > 0 || !s.hashed {
+				out = append(out, s)
+			}
 		}
-		c.fleetCache.misses.Add(int64(len(priced)))
-		c.keep(scope, req, t.batch.tiered, priced, plans, under)
-		out = mergeHits(priced, hits, missed, uint32(from))
 	}
-	if !t.batch.tiered {
-		return out, nil
-	}
-	kept := out[:0]
-	for _, s := range out {
-		if s.NOut > 0 || !s.hashed {
-			kept = append(kept, s)
-		}
-	}
-	return kept, nil
+	return out
 }
 
 // missedFrom returns the missed locations in batch order and where pricing starts: the

@@ -1,7 +1,7 @@
 {{define "fleet_row_hash"}}
 {{- /* One stored row, every column a price depends on and its version: a bucket's rows
 are the same exactly when the sums of their hashes are (sums wrap, in Go as in SQL). */ -}}
-cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, energy_wh, confidence, version)
+cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, version)
 {{- end}}
 
 {{define "fleet_cells"}}

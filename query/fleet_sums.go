@@ -67,34 +67,59 @@ type fleetTask struct {
 	cells bool // the undeduplicated query reads fingerprints to cache its sums by
 }
 
-// fleetSums prices the records of locs, fleetParallel queries at a time.
-// With a known pricing epoch, buckets whose rows are unchanged come from the cache.
+// fleetJob is one fleet query to run: a task over a window, for the batch at index batch.
+type fleetJob struct {
+	t     fleetTask
+	req   FleetRequest
+	batch int
+}
+
+// fleetSums prices the records of locs, fleetParallel queries at a time. With a known
+// pricing epoch, buckets whose rows and prices are unchanged come from the cache and only
+// the others are priced (fleet_cache.go).
 func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan, epoch string) ([]fleetSum, error) {
-	var tasks []fleetTask
-	for _, b := range fleetBatches(locs, plans) {
+	batches := fleetBatches(locs, plans)
+	var looks []batchLook
+	if epoch != "" && c.fleetCache != nil {
+		var err error
+		if looks, err = c.fleetLooks(ctx, scope, req, batches, plans, epoch); err != nil {
+			return nil, err
+		}
+	}
+	var jobs []fleetJob
+	for i, b := range batches {
+		sub := req
+		if looks != nil {
+			if len(looks[i].missed) == 0 {
+				continue
+			}
+			b.ids, sub.Start = looks[i].missedIDs, looks[i].from
+		}
 		ts, err := c.fleetTasks(ctx, scope, b, plans)
 		if err != nil {
 			return nil, err
 		}
-		tasks = append(tasks, ts...)
+		for _, t := range ts {
+			t.cells = looks != nil
+			jobs = append(jobs, fleetJob{t: t, req: sub, batch: i})
+		}
 	}
-	results := make([][]fleetSum, len(tasks))
+	results := make([][]fleetSum, len(jobs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
-	for i, t := range tasks {
+	for i, j := range jobs {
 		g.Go(func() error {
 			var err error
-			if epoch != "" && c.fleetCache != nil {
-				results[i], err = c.fleetCached(gctx, scope, req, t, plans, epoch)
-			} else {
-				results[i], err = c.fleetPriced(gctx, scope, req, t, t.batch.ids, plans)
-			}
+			results[i], err = c.fleetPriced(gctx, scope, j.req, j.t, j.t.batch.ids, plans)
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if looks != nil {
+		return c.settle(scope, req, looks, jobs, results, plans), nil
 	}
 	var out []fleetSum
 	for _, r := range results {

@@ -44,7 +44,7 @@ FROM
     -- with FINAL against 306 ms this way on 18.16). Go prices dirty locations again, deduplicated.
     SELECT location_id AS loc, device_id AS dev, toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
-        energy_wh AS e, confidence AS rc, cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, energy_wh, confidence, version) AS rh,
+        energy_wh AS e, confidence AS rc, cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, version) AS rh,
         -- The arrays enter as columns: see cost_arrays.sql.
             @s1_start AS s1_start, @s1_price AS s1_price,
             @s1_first AS s1_first, @s1_last AS s1_last, @s1_end AS s1_end, @s1_conf AS s1_conf

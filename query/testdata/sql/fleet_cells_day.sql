@@ -5,7 +5,7 @@
 WITH toUInt32(start_time) AS rs
 SELECT location_id AS loc, device_id AS dev,
     toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k,
-    sum(cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, energy_wh, confidence, version)) AS fp
+    sum(cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, version)) AS fp
 FROM meter_records
 WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
     AND device_id = ''

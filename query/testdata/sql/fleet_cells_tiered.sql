@@ -6,7 +6,7 @@ WITH toUInt32(start_time) AS rs
 SELECT location_id AS loc, device_id AS dev,
     -- The lookback's rows as one bucket after every other (fleet_cache.go chains them).
     if(rs < @w0, toUInt32(4294967295), toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz), @tz))) AS k,
-    sum(cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, energy_wh, confidence, version)) AS fp
+    sum(cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, version)) AS fp
 FROM meter_records
 WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
     AND device_id = ''

@@ -44,7 +44,7 @@ FROM
     -- every stored version, which "dirty" reports (see fleet_arrays.sql).
     SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
-        energy_wh AS e, confidence AS rc, cityHash64(toString(direction), toString(tariff_rate), start_time, end_time, energy_wh, confidence, version) AS rh
+        energy_wh AS e, confidence AS rc, cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, version) AS rh
     FROM meter_records
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
         AND device_id = ''
