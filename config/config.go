@@ -145,9 +145,10 @@ type Ingest struct {
 
 // Costs configures cost queries.
 type Costs struct {
-	// FleetCacheBuckets bounds the priced fleet buckets kept in memory and reused while
-	// their records and prices are unchanged (docs/costs.md, "Fleet cache"); 0 turns it off.
-	FleetCacheBuckets int `mapstructure:"fleet_cache_buckets"`
+	// FleetCacheLocations bounds the locations (and devices) whose priced fleet buckets are
+	// kept in memory and reused while their records and prices are unchanged (docs/costs.md,
+	// "Fleet cache"); 0 turns the cache off.
+	FleetCacheLocations int `mapstructure:"fleet_cache_locations"`
 }
 
 // Log configures structured logging.
@@ -181,7 +182,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("redis.key_prefix", "kwh:")
 	v.SetDefault("auth.jwt_secret", "")
 	v.SetDefault("auth.token_ttl", time.Hour)
-	v.SetDefault("costs.fleet_cache_buckets", 400_000)
+	v.SetDefault("costs.fleet_cache_locations", 20_000)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)

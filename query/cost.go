@@ -91,7 +91,7 @@ func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbo
 	return &Pricer{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
 		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom,
 		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize), hints: newDirtyHints(),
-		fleetCache: newFleetCache(defaultFleetCacheBuckets)}
+		fleetCache: newFleetCache(defaultFleetCacheLocations)}
 }
 
 // costRow is one row of cost.sql.

@@ -42,7 +42,7 @@ func WithoutFleetCache(c *Pricer) *Pricer {
 // WithFleetCache returns a Pricer like c with an empty fleet bucket cache of its own.
 func WithFleetCache(c *Pricer) *Pricer {
 	d := *c
-	d.fleetCache = newFleetCache(defaultFleetCacheBuckets)
+	d.fleetCache = newFleetCache(defaultFleetCacheLocations)
 	return &d
 }
 

@@ -1,29 +1,22 @@
 package query
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"math"
-	"sort"
 	"sync/atomic"
-	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kwhouse/kwhouse"
-	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
-var fleetCellsStmt = chstore.Register("query.fleet_cells", "fleet_cells.sql: fingerprints of the rows of a fleet's buckets")
+// defaultFleetCacheLocations is the fleet cache's size until SetFleetCache (config
+// costs.fleet_cache_locations).
+const defaultFleetCacheLocations = 20_000
 
-// defaultFleetCacheBuckets is the fleet cache's size until SetFleetCache (config costs.fleet_cache_buckets).
-const defaultFleetCacheBuckets = 400_000
-
-// lookbackBucket is the bucket fleet_cells.sql puts a tiered location's lookback rows in.
-const lookbackBucket = math.MaxUint32
+// maxCachedBuckets bounds the buckets kept for one location and device (a year and a
+// month of days): past it, its older ones are dropped.
+const maxCachedBuckets = 400
 
 // fleetCache keeps priced fleet buckets. A bucket is only ever read back under the pricing
 // epoch, zone, tariff bits and row fingerprints it was priced under, the fingerprints being
@@ -33,48 +26,52 @@ const lookbackBucket = math.MaxUint32
 // An untiered bucket's money depends on its own rows alone. A tiered bucket's depends on
 // every row its counters read before it too — both directions, from the tier lookback on —
 // so its chain fingerprint sums those of the lookback and of every bucket up to it.
+//
+// Buckets are kept per location (or device), direction and aggregation: one lookup a
+// location, then one map access a bucket.
 type fleetCache struct {
-	buckets      *lru.Cache[bucketKey, bucketEntry]
+	groups       *lru.Cache[groupKey, *groupBuckets]
 	hits, misses atomic.Int64 // buckets served from memory, and priced
 }
 
-// bucketKey names a bucket (k) of a location or device; lookb is a tiered one's lookback.
-type bucketKey struct {
+// groupKey names the buckets of a location or device; lookb is a tiered one's lookback.
+type groupKey struct {
 	account  string
 	live     bool
 	loc, dev string
 	dir, agg string
-	k        uint32
 	lookb    int64
 }
 
-// pricedUnder is what a cached bucket was priced under besides its rows' fingerprints.
-type pricedUnder struct {
+// groupBuckets are a group's priced buckets under one pricing epoch, zone and tariff
+// bits; never changed once cached (a new set replaces it).
+type groupBuckets struct {
 	epoch, zone string
 	bits        uint16
-	fp, chain   uint64
+	buckets     map[uint32]cachedBucket
 }
 
-type bucketEntry struct {
-	under pricedUnder
-	sum   fleetSum
+// cachedBucket is a priced bucket and the fingerprints of the rows it was priced from.
+type cachedBucket struct {
+	fp, chain uint64
+	sum       fleetSum
 }
 
-// newFleetCache returns a cache of at most size buckets (about 250 bytes each with its key).
+// newFleetCache returns a cache of the buckets of at most size locations and devices.
 func newFleetCache(size int) *fleetCache {
-	b, err := lru.New[bucketKey, bucketEntry](size)
+	g, err := lru.New[groupKey, *groupBuckets](size)
 	if err != nil {
 		panic(err) // only for a size ≤ 0
 	}
-	return &fleetCache{buckets: b}
+	return &fleetCache{groups: g}
 }
 
-// SetFleetCache keeps up to buckets priced fleet buckets in memory; 0 keeps none. It is
-// called once, before the Pricer serves.
-func (c *Pricer) SetFleetCache(buckets int) {
+// SetFleetCache keeps the priced fleet buckets of up to locations locations (or devices)
+// in memory; 0 keeps none. It is called once, before the Pricer serves.
+func (c *Pricer) SetFleetCache(locations int) {
 	c.fleetCache = nil
-	if buckets > 0 {
-		c.fleetCache = newFleetCache(buckets)
+	if locations > 0 {
+		c.fleetCache = newFleetCache(locations)
 	}
 }
 
@@ -86,177 +83,18 @@ func (c *Pricer) fleetEpoch(ctx context.Context, scope kwhouse.Scope) string {
 	return c.tariffs.PricingEpoch(ctx, scope)
 }
 
-// bucketPrint is a row of fleet_cells.sql, with a tiered bucket's chain fingerprint.
-type bucketPrint struct {
-	loc, dev  string
-	k         uint32
-	fp, chain uint64
+// pricedUnder is what a batch's buckets are priced under besides their rows.
+type pricedUnder struct {
+	epoch, zone string
+	plans       map[string]tariffs.Plan
 }
 
-// fleetPrints reads the fingerprints of a batch's buckets, in location, device and bucket order.
-func (c *Pricer) fleetPrints(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
-	plans map[string]tariffs.Plan) ([]bucketPrint, error) {
-	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
-		chstore.Named("locs", chstore.Set(b.ids)), chstore.Named("dir", req.Direction), chstore.Named("tz", b.zone),
-		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix()))}
-	if b.tiered {
-		lookbacks, lookback := make([]uint32, len(b.ids)), req.Start.Unix()
-		for i, id := range b.ids {
-			lookbacks[i], lookback = uint32(plans[id].Lookback), min(lookback, plans[id].Lookback)
-		}
-		args = append(args, chstore.Named("lookback", uint32(lookback)), chstore.Named("act_loc", b.ids),
-			chstore.Named("lookbacks", lookbacks))
-	}
-	var buf bytes.Buffer
-	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered}
-	if err := templates.ExecuteTemplate(&buf, "fleet_cells", shape); err != nil {
-		return nil, fmt.Errorf("render fleet cells query: %w", err)
-	}
-	rows, err := c.db.Query(ctx, fleetCellsStmt.With(buf.String()), args...)
-	if err != nil {
-		return nil, fmt.Errorf("fleet cells query: %w", err)
-	}
-	defer rows.Close()
-	var out []bucketPrint
-	for rows.Next() {
-		var p bucketPrint
-		if err := rows.Scan(&p.loc, &p.dev, &p.k, &p.fp); err != nil {
-			return nil, fmt.Errorf("scan fleet cell: %w", err)
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		return a.loc < b.loc || a.loc == b.loc && (a.dev < b.dev || a.dev == b.dev && a.k < b.k)
-	})
-	if b.tiered {
-		out = chainPrints(out)
-	}
-	return out, nil
+func (u pricedUnder) matches(g *groupBuckets, loc string) bool {
+	return g.epoch == u.epoch && g.zone == u.zone && g.bits == u.plans[loc].TariffBits()
 }
 
-// chainPrints gives each tiered bucket its chain: the lookback's fingerprint (the last
-// bucket of its location and device, then dropped) plus those of its buckets up to it.
-func chainPrints(prints []bucketPrint) []bucketPrint {
-	out := prints[:0]
-	for i := 0; i < len(prints); {
-		j := i
-		for j < len(prints) && prints[j].loc == prints[i].loc && prints[j].dev == prints[i].dev {
-			j++
-		}
-		var chain uint64
-		if prints[j-1].k == lookbackBucket {
-			chain = prints[j-1].fp
-		}
-		for _, p := range prints[i:j] {
-			if p.k != lookbackBucket {
-				chain += p.fp
-				p.chain = chain
-				out = append(out, p)
-			}
-		}
-		i = j
-	}
-	return out
-}
-
-// chainSums gives each priced tiered bucket its chain, as chainPrints does; sums are in
-// location, device and bucket order.
-func chainSums(sums []fleetSum) []uint64 {
-	out := make([]uint64, len(sums))
-	var chain uint64
-	for i, s := range sums {
-		if i == 0 || s.Loc != sums[i-1].Loc || s.Dev != sums[i-1].Dev {
-			chain = s.Pre
-		}
-		chain += s.Fp
-		out[i] = chain
-	}
-	return out
-}
-
-// batchLook is what the cache holds for a batch: the buckets it can serve, and the
-// locations to price again (in batch order) from their batch's first changed bucket.
-type batchLook struct {
-	batch     fleetBatch
-	hits      []fleetSum
-	missed    map[string]uint32 // location → its first changed bucket
-	missedIDs []string
-	from      time.Time
-	under     func(loc string, fp, chain uint64) pricedUnder
-}
-
-// fleetLooks reads the fingerprints of every batch, fleetParallel at a time, and looks
-// their buckets up.
-func (c *Pricer) fleetLooks(ctx context.Context, scope kwhouse.Scope, req FleetRequest, batches []fleetBatch,
-	plans map[string]tariffs.Plan, epoch string) ([]batchLook, error) {
-	looks := make([]batchLook, len(batches))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(fleetParallel)
-	for i, b := range batches {
-		g.Go(func() error {
-			prints, err := c.fleetPrints(gctx, scope, req, b, plans)
-			if err != nil {
-				return err
-			}
-			l := batchLook{batch: b, under: func(loc string, fp, chain uint64) pricedUnder {
-				return pricedUnder{epoch: epoch, zone: b.zone, bits: plans[loc].TariffBits(), fp: fp, chain: chain}
-			}}
-			l.hits, l.missed = c.bucketHits(scope, req, b.tiered, prints, plans, l.under)
-			var from int64
-			l.missedIDs, from = missedFrom(b.ids, l.missed, req.Start.Unix())
-			l.from = time.Unix(from, 0).UTC()
-			c.fleetCache.hits.Add(int64(len(l.hits)))
-			looks[i] = l
-			return nil
-		})
-	}
-	return looks, g.Wait()
-}
-
-// settle caches what the jobs priced and adds the buckets served from the cache.
-func (c *Pricer) settle(scope kwhouse.Scope, req FleetRequest, looks []batchLook, jobs []fleetJob, results [][]fleetSum,
-	plans map[string]tariffs.Plan) []fleetSum {
-	priced := make([][]fleetSum, len(looks))
-	for i, j := range jobs {
-		priced[j.batch] = append(priced[j.batch], results[i]...)
-	}
-	var out []fleetSum
-	for i, l := range looks {
-		c.fleetCache.misses.Add(int64(len(priced[i])))
-		c.keep(scope, req, l.batch.tiered, priced[i], plans, l.under)
-		for _, s := range mergeHits(priced[i], l.hits, l.missed, uint32(l.from.Unix())) {
-			// A tiered bucket of the other direction's records only is no answer row.
-			if !l.batch.tiered || s.NOut > 0 || !s.hashed {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-// missedFrom returns the missed locations in batch order and where pricing starts: the
-// first changed bucket of any of them, not before w0.
-func missedFrom(batch []string, missed map[string]uint32, w0 int64) ([]string, int64) {
-	ids, first := make([]string, 0, len(missed)), int64(-1)
-	for _, id := range batch {
-		if k, ok := missed[id]; ok {
-			ids = append(ids, id)
-			if first < 0 || int64(k) < first {
-				first = int64(k)
-			}
-		}
-	}
-	return ids, max(first, w0)
-}
-
-func (c *Pricer) keyOf(scope kwhouse.Scope, req FleetRequest, tiered bool, loc, dev string, k uint32,
-	plans map[string]tariffs.Plan) bucketKey {
-	key := bucketKey{account: scope.AccountID, live: scope.LiveMode, loc: loc, dev: dev, dir: req.Direction,
-		agg: req.Aggregation, k: k}
+func groupKeyOf(scope kwhouse.Scope, req FleetRequest, tiered bool, loc, dev string, plans map[string]tariffs.Plan) groupKey {
+	key := groupKey{account: scope.AccountID, live: scope.LiveMode, loc: loc, dev: dev, dir: req.Direction, agg: req.Aggregation}
 	if tiered {
 		key.lookb = plans[loc].Lookback
 	}
@@ -264,16 +102,24 @@ func (c *Pricer) keyOf(scope kwhouse.Scope, req FleetRequest, tiered bool, loc, 
 }
 
 // bucketHits returns the cached buckets whose rows and prices are unchanged, and for every
-// other location its first changed bucket.
+// other location its first changed bucket. prints are in location, device and bucket order.
 func (c *Pricer) bucketHits(scope kwhouse.Scope, req FleetRequest, tiered bool, prints []bucketPrint,
-	plans map[string]tariffs.Plan, under func(string, uint64, uint64) pricedUnder) ([]fleetSum, map[string]uint32) {
-	var hits []fleetSum
+	u pricedUnder) ([]fleetSum, map[string]uint32) {
+	hits := make([]fleetSum, 0, len(prints))
 	missed := map[string]uint32{}
-	for _, p := range prints {
-		e, ok := c.fleetCache.buckets.Get(c.keyOf(scope, req, tiered, p.loc, p.dev, p.k, plans))
-		if ok && e.under == under(p.loc, p.fp, p.chain) {
-			hits = append(hits, e.sum)
-			continue
+	var g *groupBuckets
+	for i, p := range prints {
+		if i == 0 || p.loc != prints[i-1].loc || p.dev != prints[i-1].dev {
+			g = nil
+			if got, ok := c.fleetCache.groups.Get(groupKeyOf(scope, req, tiered, p.loc, p.dev, u.plans)); ok && u.matches(got, p.loc) {
+				g = got
+			}
+		}
+		if g != nil {
+			if b, ok := g.buckets[p.k]; ok && b.fp == p.fp && b.chain == p.chain {
+				hits = append(hits, b.sum)
+				continue
+			}
 		}
 		if k, seen := missed[p.loc]; !seen || p.k < k {
 			missed[p.loc] = p.k
@@ -282,24 +128,46 @@ func (c *Pricer) bucketHits(scope kwhouse.Scope, req FleetRequest, tiered bool, 
 	return hits, missed
 }
 
-// keep caches the priced sums that read their fingerprints and counted no reading twice.
-func (c *Pricer) keep(scope kwhouse.Scope, req FleetRequest, tiered bool, priced []fleetSum, plans map[string]tariffs.Plan,
-	under func(string, uint64, uint64) pricedUnder) {
+// keep caches the priced sums that read their fingerprints and counted no reading twice,
+// beside the group's buckets cached under the same prices. priced is in location, device
+// and bucket order within each query's rows.
+func (c *Pricer) keep(scope kwhouse.Scope, req FleetRequest, tiered bool, priced []fleetSum, u pricedUnder) {
 	var chains []uint64
 	if tiered {
 		chains = chainSums(priced)
 	}
-	for i, s := range priced {
+	for i := 0; i < len(priced); {
+		j := i
+		for j < len(priced) && priced[j].Loc == priced[i].Loc && priced[j].Dev == priced[i].Dev {
+			j++
+		}
+		c.keepGroup(scope, req, tiered, priced[i:j], chains, i, u)
+		i = j
+	}
+}
+
+// keepGroup caches the sums of one location and device (chains from index at).
+func (c *Pricer) keepGroup(scope kwhouse.Scope, req FleetRequest, tiered bool, sums []fleetSum, chains []uint64, at int,
+	u pricedUnder) {
+	s0 := sums[0]
+	key := groupKeyOf(scope, req, tiered, s0.Loc, s0.Dev, u.plans)
+	next := &groupBuckets{epoch: u.epoch, zone: u.zone, bits: u.plans[s0.Loc].TariffBits(), buckets: map[uint32]cachedBucket{}}
+	if old, ok := c.fleetCache.groups.Peek(key); ok && u.matches(old, s0.Loc) && len(old.buckets)+len(sums) <= maxCachedBuckets {
+		for k, b := range old.buckets {
+			next.buckets[k] = b
+		}
+	}
+	for i, s := range sums {
 		if !s.hashed || s.Dirty != 0 {
 			continue
 		}
-		var chain uint64
+		b := cachedBucket{fp: s.Fp, sum: s}
 		if tiered {
-			chain = chains[i]
+			b.chain = chains[at+i]
 		}
-		key := c.keyOf(scope, req, tiered, s.Loc, s.Dev, s.Key, plans)
-		c.fleetCache.buckets.Add(key, bucketEntry{under: under(s.Loc, s.Fp, chain), sum: s})
+		next.buckets[s.Key] = b
 	}
+	c.fleetCache.groups.Add(key, next)
 }
 
 // mergeHits adds to the priced sums the cached ones they do not replace: of a location

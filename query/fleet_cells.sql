@@ -5,27 +5,29 @@ cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, 
 {{- end}}
 
 {{define "fleet_cells"}}
--- Fingerprints of the rows a fleet query would price, read as stored (as the undeduplicated
--- fleet queries read them), per bucket; for tiered locations, whose counters read both
--- directions from the tier lookback on, of both directions, and of the lookback. A cached
--- priced bucket is reused only while its fingerprints are the ones its pricing query read.
+-- Fingerprints of the rows one zone's fleet queries would price, read as stored (as the
+-- undeduplicated fleet queries read them), per bucket: of the asked direction for untiered
+-- locations; for tiered ones, whose counters read both directions from the tier lookback
+-- on, of both, with the lookback's rows as one more bucket. A cached priced bucket is
+-- reused only while its fingerprints are the ones its pricing query read.
 WITH toUInt32(start_time) AS rs
 SELECT location_id AS loc, device_id AS dev,
-{{- if .Tiered}}
-    -- The lookback's rows as one bucket after every other (fleet_cache.go chains them).
     if(rs < @w0, toUInt32(4294967295), {{template "fleet_key" .}}) AS k,
-{{- else}}
-    {{template "fleet_key" .}} AS k,
-{{- end}}
     sum({{template "fleet_row_hash"}}) AS fp
 FROM meter_records
-WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
-    AND device_id {{if .Devices}}!={{else}}={{end}} ''
-{{- if .Tiered}}
-    AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
-    AND toUInt32(start_time) >= transform(location_id, @act_loc, @lookbacks, toUInt32(0))
-{{- else}}
-    AND direction = @dir AND start_time >= toDateTime(@w0) AND start_time < toDateTime(@w1)
+WHERE account_id = @account AND live_mode = @live AND device_id {{if .Devices}}!={{else}}={{end}} ''
+    AND start_time < toDateTime(@w1) AND (
+{{- if .Untiered}}
+        (location_id IN @ulocs AND direction = @dir AND start_time >= toDateTime(@w0))
 {{- end}}
+{{- if and .Untiered .Tiered}}
+        OR
+{{- end}}
+{{- if .Tiered}}
+        (location_id IN @tlocs AND start_time >= toDateTime(@lookback)
+            AND rs >= transform(location_id, @act_loc, @lookbacks, toUInt32(0)))
+{{- end}})
 GROUP BY loc, dev, k
+-- Tiered buckets chain in this order (fleet_prints.go).
+ORDER BY loc, dev, k
 {{end}}

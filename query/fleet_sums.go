@@ -119,7 +119,7 @@ func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 		return nil, err
 	}
 	if looks != nil {
-		return c.settle(scope, req, looks, jobs, results, plans), nil
+		return c.settle(scope, req, looks, jobs, results), nil
 	}
 	var out []fleetSum
 	for _, r := range results {
