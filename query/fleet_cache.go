@@ -181,7 +181,10 @@ func mergeHits(priced, hits []fleetSum, missed map[string]uint32, from uint32) [
 	for _, s := range priced {
 		seen[key{s.Loc, s.Dev, s.Key}] = true
 	}
-	out := priced
+	if len(priced) == 0 {
+		return hits
+	}
+	out := append(make([]fleetSum, 0, len(priced)+len(hits)), priced...)
 	for _, h := range hits {
 		if _, m := missed[h.Loc]; (m && h.Key >= from) || seen[key{h.Loc, h.Dev, h.Key}] {
 			continue

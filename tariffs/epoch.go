@@ -7,6 +7,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/docstore"
 )
 
 // PricingEpoch names the current state of a scope's prices: its tariffs and market
@@ -78,4 +79,25 @@ const tariffListCacheSize = 16384
 // scope's pricing epoch is unchanged. Writes (overlap checks, cascades) use ofLocation.
 func (s *Service) readTariffs(ctx context.Context, scope kwhouse.Scope, locationID string) ([]Tariff, error) {
 	return s.lists.Get(ctx, scope, locationID, func() ([]Tariff, error) { return s.ofLocation(ctx, scope, locationID) })
+}
+
+// scopeTariffsCacheSize bounds the scopes whose whole tariff list is kept in memory (a
+// 1,000-location fleet's decoded tariffs are about 1 MB; decoding them took 18 ms a request).
+const scopeTariffsCacheSize = 64
+
+// ofScope reads and decodes every tariff of a scope.
+func (s *Service) ofScope(ctx context.Context, scope kwhouse.Scope) ([]Tariff, error) {
+	docs, err := s.docs.ListAll(ctx, scope, KindTariff, docstore.ListQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("tariffs of the fleet: %w", err)
+	}
+	out := make([]Tariff, 0, len(docs))
+	for _, d := range docs {
+		var t Tariff
+		if err := d.DecodeBody(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
-	"github.com/kwhouse/kwhouse/docstore"
 )
 
 // Components of a price: which records they price (by tariff_rate) and which tariffs.
@@ -67,19 +66,15 @@ func (s *Service) plan(ctx context.Context, scope kwhouse.Scope, locationID stri
 // PlanFleet resolves the tariffs of many locations for records starting in [w0, w1), as
 // Plan does for each, from one read of the scope's tariffs.
 func (s *Service) PlanFleet(ctx context.Context, scope kwhouse.Scope, locationIDs []string, w0, w1 int64) (map[string]Plan, error) {
-	docs, err := s.docs.ListAll(ctx, scope, KindTariff, docstore.ListQuery{})
+	all, err := s.scopes.Get(ctx, scope, "", func() ([]Tariff, error) { return s.ofScope(ctx, scope) })
 	if err != nil {
-		return nil, fmt.Errorf("tariffs of the fleet: %w", err)
+		return nil, err
 	}
 	byLocation := make(map[string][]Tariff, len(locationIDs))
 	for _, id := range locationIDs {
 		byLocation[id] = nil
 	}
-	for _, d := range docs {
-		var t Tariff
-		if err := d.DecodeBody(&t); err != nil {
-			return nil, err
-		}
+	for _, t := range all {
 		if list, ok := byLocation[t.LocationID]; ok {
 			byLocation[t.LocationID] = append(list, t)
 		}

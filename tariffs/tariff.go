@@ -87,6 +87,7 @@ type Service struct {
 	now     func() time.Time
 	years   *expandedYears
 	lists   *EpochMemo[[]Tariff] // location tariff lists by pricing epoch (readTariffs)
+	scopes  *EpochMemo[[]Tariff] // every tariff of a scope by pricing epoch (PlanFleet)
 }
 
 // NewService returns a Service; the catalog shows its tariffs once given it
@@ -94,6 +95,7 @@ type Service struct {
 func NewService(db *chstore.DB, docs *docstore.Store, cat *catalog.Catalog, now func() time.Time) *Service {
 	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears()}
 	s.lists = NewEpochMemo[[]Tariff](s, tariffListCacheSize)
+	s.scopes = NewEpochMemo[[]Tariff](s, scopeTariffsCacheSize)
 	return s
 }
 

@@ -52,7 +52,7 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 		if err != nil {
 			return err
 		}
-		if !s.moving {
+		if !s.moving && o.afresh {
 			if err := timeFleet(ctx, a, fresh, fx, s, n, s.name+", afresh", flat); err != nil {
 				return err
 			}

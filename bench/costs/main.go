@@ -26,6 +26,7 @@ type options struct {
 	cluster             string
 	keep                bool
 	only, cpuProfile    string
+	afresh              bool
 }
 
 func main() {
@@ -38,6 +39,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", true, "keep the loaded data for the next run")
 	flag.StringVar(&o.only, "only", "", "run only the shapes whose name contains this")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed requests to this file")
+	flag.BoolVar(&o.afresh, "afresh", true, "also time each fleet shape priced afresh (no fleet cache)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatal(err)

@@ -9,11 +9,8 @@ SELECT location_id AS loc, device_id AS dev,
     sum(cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, version)) AS fp
 FROM meter_records
 WHERE account_id = @account AND live_mode = @live AND device_id = ''
-    AND start_time < toDateTime(@w1) AND (
-        (location_id IN @ulocs AND direction = @dir AND start_time >= toDateTime(@w0))
-        OR
-        (location_id IN @tlocs AND start_time >= toDateTime(@lookback)
-            AND rs >= transform(location_id, @act_loc, @lookbacks, toUInt32(0))))
+    AND location_id IN @locs AND start_time < toDateTime(@w1)
+    AND direction = @dir AND start_time >= toDateTime(@w0)
 GROUP BY loc, dev, k
 -- Tiered buckets chain in this order (fleet_prints.go).
 ORDER BY loc, dev, k
