@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -16,86 +15,121 @@ import (
 
 var fleetCellsStmt = chstore.Register("query.fleet_cells", "fleet_cells.sql: fingerprints of the rows of a fleet's buckets")
 
-// lookbackBucket is the bucket fleet_cells.sql puts a tiered location's lookback rows in.
-const lookbackBucket = math.MaxUint32
-
 // cellsShape picks the parts of fleet_cells.sql a query needs.
 type cellsShape struct {
-	Aggregation     string
-	Devices, Tiered bool
+	Aggregation string
+	Devices     bool
 }
 
-// bucketPrint is a row of fleet_cells.sql, with a tiered bucket's chain fingerprint.
+// cellRow is a row of fleet_cells.sql.
+type cellRow struct {
+	loc, dev string
+	k        uint32
+	mine     uint8
+	fp       uint64
+}
+
+// bucketPrint is the fingerprint of a bucket's rows, with a tiered bucket's chain.
 type bucketPrint struct {
 	loc, dev  string
 	k         uint32
 	fp, chain uint64
 }
 
-// fleetPrints reads the fingerprints of the buckets of batches of one zone and kind
-// (tiered or not) in one read of the records, in location, device and bucket order.
-// (Per batch, a subset's read met the others' granules; both kinds in one read, ORed,
-// read the month of 1,000 locations in 200 ms against 88 and 78 ms apart.)
-func (c *Pricer) fleetPrints(ctx context.Context, scope kwhouse.Scope, req FleetRequest, zone string, batches []fleetBatch,
-	plans map[string]tariffs.Plan) ([]bucketPrint, error) {
-	tiered := batches[0].tiered
-	shape := cellsShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: tiered}
-	var ids []string
+// groupID is a location and device.
+type groupID struct{ loc, dev string }
+
+// zonePrints reads the fingerprints of the buckets of one zone's batches, and those of
+// tiered locations' rows before the window, side by side.
+func (c *Pricer) zonePrints(ctx context.Context, scope kwhouse.Scope, req FleetRequest, zone string, batches []fleetBatch,
+	plans map[string]tariffs.Plan) ([]cellRow, map[groupID]uint64, error) {
+	shape := cellsShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice}
+	var ids, tiered []string
 	var lookbacks []uint32
 	lookback := req.Start.Unix()
 	for _, b := range batches {
 		ids = append(ids, b.ids...)
 		for _, id := range b.ids {
-			if tiered {
-				lookbacks, lookback = append(lookbacks, uint32(plans[id].Lookback)), min(lookback, plans[id].Lookback)
+			if b.tiered && plans[id].Lookback < req.Start.Unix() {
+				tiered, lookbacks = append(tiered, id), append(lookbacks, uint32(plans[id].Lookback))
+				lookback = min(lookback, plans[id].Lookback)
 			}
 		}
 	}
 	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
-		chstore.Named("locs", chstore.Set(ids)), chstore.Named("dir", req.Direction), chstore.Named("tz", zone),
-		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
-		chstore.Named("lookback", uint32(lookback)), chstore.Named("act_loc", ids), chstore.Named("lookbacks", lookbacks)}
+		chstore.Named("dir", req.Direction), chstore.Named("tz", zone),
+		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix()))}
+	var rows []cellRow
+	pre := map[groupID]uint64{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		rows, err = c.cellRows(gctx, "fleet_cells", shape, append(args, chstore.Named("locs", chstore.Set(ids))))
+		return err
+	})
+	if len(tiered) > 0 {
+		g.Go(func() error {
+			before, err := c.cellRows(gctx, "fleet_cells_lookback", shape, append(args, chstore.Named("locs", chstore.Set(tiered)),
+				chstore.Named("locs_arr", tiered), chstore.Named("lookbacks", lookbacks), chstore.Named("lookback", uint32(lookback))))
+			for _, r := range before {
+				pre[groupID{r.loc, r.dev}] = r.fp
+			}
+			return err
+		})
+	}
+	return rows, pre, g.Wait()
+}
+
+// cellRows runs a fleet_cells.sql template; fleet_cells_lookback has no k or mine.
+func (c *Pricer) cellRows(ctx context.Context, name string, shape cellsShape, args []any) ([]cellRow, error) {
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "fleet_cells", shape); err != nil {
-		return nil, fmt.Errorf("render fleet cells query: %w", err)
+	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {
+		return nil, fmt.Errorf("render %s: %w", name, err)
 	}
 	rows, err := c.db.Query(ctx, fleetCellsStmt.With(buf.String()), args...)
 	if err != nil {
 		return nil, fmt.Errorf("fleet cells query: %w", err)
 	}
 	defer rows.Close()
-	var out []bucketPrint
+	var out []cellRow
 	for rows.Next() {
-		var p bucketPrint
-		if err := rows.Scan(&p.loc, &p.dev, &p.k, &p.fp); err != nil {
+		var r cellRow
+		dest := []any{&r.loc, &r.dev, &r.k, &r.mine, &r.fp}
+		if name == "fleet_cells_lookback" {
+			dest = []any{&r.loc, &r.dev, &r.fp}
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan fleet cell: %w", err)
 		}
-		out = append(out, p)
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }
 
-// chainPrints gives each tiered bucket its chain: the lookback's fingerprint (the last
-// bucket of its location and device, then dropped) plus those of its buckets up to it.
-func chainPrints(prints []bucketPrint) []bucketPrint {
-	out := prints[:0]
-	for i := 0; i < len(prints); {
-		j := i
-		for j < len(prints) && prints[j].loc == prints[i].loc && prints[j].dev == prints[i].dev {
-			j++
-		}
-		var chain uint64
-		if prints[j-1].k == lookbackBucket {
-			chain = prints[j-1].fp
-		}
-		for _, p := range prints[i:j] {
-			if p.k != lookbackBucket {
-				chain += p.fp
-				p.chain = chain
-				out = append(out, p)
+// batchPrints turns a batch's cell rows (in location, device, bucket and mine order) into
+// bucket fingerprints: an untiered bucket's of its rows of the asked direction; a tiered
+// one's of both, chained from the lookback's (pre) through every bucket up to it.
+func batchPrints(rows []cellRow, tiered bool, pre map[groupID]uint64) []bucketPrint {
+	out := make([]bucketPrint, 0, len(rows))
+	var chain uint64
+	for i, r := range rows {
+		if !tiered {
+			if r.mine == 1 {
+				out = append(out, bucketPrint{loc: r.loc, dev: r.dev, k: r.k, fp: r.fp})
 			}
+			continue
 		}
-		i = j
+		newGroup := i == 0 || r.loc != rows[i-1].loc || r.dev != rows[i-1].dev
+		if newGroup {
+			chain = pre[groupID{r.loc, r.dev}]
+		}
+		chain += r.fp
+		if !newGroup && r.k == rows[i-1].k { // the other direction's rows of the same bucket
+			out[len(out)-1].fp += r.fp
+			out[len(out)-1].chain = chain
+			continue
+		}
+		out = append(out, bucketPrint{loc: r.loc, dev: r.dev, k: r.k, fp: r.fp, chain: chain})
 	}
 	return out
 }
@@ -126,40 +160,35 @@ type batchLook struct {
 	under     pricedUnder
 }
 
-// fleetLooks reads the fingerprints of the batches of each zone and kind, fleetParallel
-// reads at a time, and looks their buckets up.
+// fleetLooks reads the fingerprints of each zone's batches, fleetParallel zones at a time,
+// and looks their buckets up.
 func (c *Pricer) fleetLooks(ctx context.Context, scope kwhouse.Scope, req FleetRequest, batches []fleetBatch,
 	plans map[string]tariffs.Plan, epoch string) ([]batchLook, error) {
-	type kind struct {
-		zone   string
-		tiered bool
-	}
-	byKind := map[kind][]int{}
-	var kinds []kind
+	byZone := map[string][]int{}
+	var zones []string
 	for i, b := range batches {
-		k := kind{b.zone, b.tiered}
-		if _, ok := byKind[k]; !ok {
-			kinds = append(kinds, k)
+		if _, ok := byZone[b.zone]; !ok {
+			zones = append(zones, b.zone)
 		}
-		byKind[k] = append(byKind[k], i)
+		byZone[b.zone] = append(byZone[b.zone], i)
 	}
 	looks := make([]batchLook, len(batches))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
-	for _, k := range kinds {
-		zone := k.zone
+	for _, zone := range zones {
 		g.Go(func() error {
-			idx := byKind[k]
+			idx := byZone[zone]
 			zb := make([]fleetBatch, len(idx))
 			for i, bi := range idx {
 				zb[i] = batches[bi]
 			}
-			prints, err := c.fleetPrints(gctx, scope, req, zone, zb, plans)
+			rows, pre, err := c.zonePrints(gctx, scope, req, zone, zb, plans)
 			if err != nil {
 				return err
 			}
-			for i, part := range splitPrints(prints, zb) {
-				looks[idx[i]] = c.look(scope, req, zb[i], part, pricedUnder{epoch: epoch, zone: zone, plans: plans})
+			u := pricedUnder{epoch: epoch, zone: zone, plans: plans}
+			for i, part := range splitRows(rows, zb) {
+				looks[idx[i]] = c.look(scope, req, zb[i], batchPrints(part, zb[i].tiered, pre), u)
 			}
 			return nil
 		})
@@ -167,26 +196,23 @@ func (c *Pricer) fleetLooks(ctx context.Context, scope kwhouse.Scope, req FleetR
 	return looks, g.Wait()
 }
 
-// splitPrints parts a zone's prints by batch, keeping their order.
-func splitPrints(prints []bucketPrint, batches []fleetBatch) [][]bucketPrint {
+// splitRows parts a zone's cell rows by batch, keeping their order.
+func splitRows(rows []cellRow, batches []fleetBatch) [][]cellRow {
 	of := map[string]int{}
 	for i, b := range batches {
 		for _, id := range b.ids {
 			of[id] = i
 		}
 	}
-	out := make([][]bucketPrint, len(batches))
-	for _, p := range prints {
-		out[of[p.loc]] = append(out[of[p.loc]], p)
+	out := make([][]cellRow, len(batches))
+	for _, r := range rows {
+		out[of[r.loc]] = append(out[of[r.loc]], r)
 	}
 	return out
 }
 
 // look finds a batch's cached buckets.
 func (c *Pricer) look(scope kwhouse.Scope, req FleetRequest, b fleetBatch, prints []bucketPrint, u pricedUnder) batchLook {
-	if b.tiered {
-		prints = chainPrints(prints)
-	}
 	l := batchLook{batch: b, under: u}
 	l.hits, l.missed = c.bucketHits(scope, req, b.tiered, prints, u)
 	var from int64
