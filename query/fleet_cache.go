@@ -102,18 +102,19 @@ func groupKeyOf(scope kwhouse.Scope, req FleetRequest, tiered bool, loc, dev str
 }
 
 // bucketHits returns the cached buckets whose rows and prices are unchanged, and for every
-// other location its first changed bucket. prints are in location, device and bucket order.
+// other location its first changed bucket.
 func (c *Pricer) bucketHits(scope kwhouse.Scope, req FleetRequest, tiered bool, prints []bucketPrint,
 	u pricedUnder) ([]fleetSum, map[string]uint32) {
 	hits := make([]fleetSum, 0, len(prints))
 	missed := map[string]uint32{}
-	var g *groupBuckets
-	for i, p := range prints {
-		if i == 0 || p.loc != prints[i-1].loc || p.dev != prints[i-1].dev {
-			g = nil
+	groups := map[groupID]*groupBuckets{} // looked up once a group: prints come in any order
+	for _, p := range prints {
+		g, seen := groups[groupID{p.loc, p.dev}]
+		if !seen {
 			if got, ok := c.fleetCache.groups.Get(groupKeyOf(scope, req, tiered, p.loc, p.dev, u.plans)); ok && u.matches(got, p.loc) {
 				g = got
 			}
+			groups[groupID{p.loc, p.dev}] = g
 		}
 		if g != nil {
 			if b, ok := g.buckets[p.k]; ok && b.fp == p.fp && b.chain == p.chain {

@@ -15,12 +15,14 @@ WITH toUInt32(start_time) AS rs
 SELECT location_id AS loc, device_id AS dev, {{template "fleet_key" .}} AS k, toUInt8(direction = @dir) AS mine,
     sum({{template "fleet_row_hash"}}) AS fp
 FROM meter_records
-WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+WHERE account_id = @account AND live_mode = @live
+{{- if not .Whole}}
+    -- (Left out when the fleet is every location of the scope: parsing 1,000 ids took 15 ms.)
+    AND location_id IN @locs
+{{- end}}
     AND device_id {{if .Devices}}!={{else}}={{end}} ''
     AND start_time >= toDateTime(@w0) AND start_time < toDateTime(@w1)
 GROUP BY loc, dev, k, mine
--- Tiered buckets chain in this order (fleet_prints.go).
-ORDER BY loc, dev, k, mine
 {{end}}
 
 {{define "fleet_cells_lookback"}}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -19,6 +20,7 @@ var fleetCellsStmt = chstore.Register("query.fleet_cells", "fleet_cells.sql: fin
 type cellsShape struct {
 	Aggregation string
 	Devices     bool
+	Whole       bool // the batches hold every location of the scope: no id list
 }
 
 // cellRow is a row of fleet_cells.sql.
@@ -42,8 +44,8 @@ type groupID struct{ loc, dev string }
 // zonePrints reads the fingerprints of the buckets of one zone's batches, and those of
 // tiered locations' rows before the window, side by side.
 func (c *Pricer) zonePrints(ctx context.Context, scope kwhouse.Scope, req FleetRequest, zone string, batches []fleetBatch,
-	plans map[string]tariffs.Plan) ([]cellRow, map[groupID]uint64, error) {
-	shape := cellsShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice}
+	plans map[string]tariffs.Plan, whole bool) ([]cellRow, map[groupID]uint64, error) {
+	shape := cellsShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Whole: whole}
 	var ids, tiered []string
 	var lookbacks []uint32
 	lookback := req.Start.Unix()
@@ -67,9 +69,11 @@ func (c *Pricer) zonePrints(ctx context.Context, scope kwhouse.Scope, req FleetR
 		rows, err = c.cellRows(gctx, "fleet_cells", shape, append(args, chstore.Named("locs", chstore.Set(ids))))
 		return err
 	})
+	lookShape := shape
+	lookShape.Whole = false
 	if len(tiered) > 0 {
 		g.Go(func() error {
-			before, err := c.cellRows(gctx, "fleet_cells_lookback", shape, append(args, chstore.Named("locs", chstore.Set(tiered)),
+			before, err := c.cellRows(gctx, "fleet_cells_lookback", lookShape, append(args, chstore.Named("locs", chstore.Set(tiered)),
 				chstore.Named("locs_arr", tiered), chstore.Named("lookbacks", lookbacks), chstore.Named("lookback", uint32(lookback))))
 			for _, r := range before {
 				pre[groupID{r.loc, r.dev}] = r.fp
@@ -106,10 +110,19 @@ func (c *Pricer) cellRows(ctx context.Context, name string, shape cellsShape, ar
 	return out, rows.Err()
 }
 
-// batchPrints turns a batch's cell rows (in location, device, bucket and mine order) into
-// bucket fingerprints: an untiered bucket's of its rows of the asked direction; a tiered
-// one's of both, chained from the lookback's (pre) through every bucket up to it.
+// batchPrints turns a batch's cell rows into bucket fingerprints: an untiered bucket's of
+// its rows of the asked direction; a tiered one's of both, chained from the lookback's
+// (pre) through every bucket up to it, in location, device and bucket order.
 func batchPrints(rows []cellRow, tiered bool, pre map[groupID]uint64) []bucketPrint {
+	if tiered {
+		sort.Slice(rows, func(i, j int) bool {
+			a, b := rows[i], rows[j]
+			if a.loc != b.loc || a.dev != b.dev {
+				return a.loc < b.loc || a.loc == b.loc && a.dev < b.dev
+			}
+			return a.k < b.k || a.k == b.k && a.mine < b.mine
+		})
+	}
 	out := make([]bucketPrint, 0, len(rows))
 	var chain uint64
 	for i, r := range rows {
@@ -161,9 +174,9 @@ type batchLook struct {
 }
 
 // fleetLooks reads the fingerprints of each zone's batches, fleetParallel zones at a time,
-// and looks their buckets up.
+// and looks their buckets up. whole: the batches hold every location of the scope.
 func (c *Pricer) fleetLooks(ctx context.Context, scope kwhouse.Scope, req FleetRequest, batches []fleetBatch,
-	plans map[string]tariffs.Plan, epoch string) ([]batchLook, error) {
+	plans map[string]tariffs.Plan, epoch string, whole bool) ([]batchLook, error) {
 	byZone := map[string][]int{}
 	var zones []string
 	for i, b := range batches {
@@ -182,7 +195,7 @@ func (c *Pricer) fleetLooks(ctx context.Context, scope kwhouse.Scope, req FleetR
 			for i, bi := range idx {
 				zb[i] = batches[bi]
 			}
-			rows, pre, err := c.zonePrints(gctx, scope, req, zone, zb, plans)
+			rows, pre, err := c.zonePrints(gctx, scope, req, zone, zb, plans, whole && len(zones) == 1)
 			if err != nil {
 				return err
 			}
@@ -196,7 +209,8 @@ func (c *Pricer) fleetLooks(ctx context.Context, scope kwhouse.Scope, req FleetR
 	return looks, g.Wait()
 }
 
-// splitRows parts a zone's cell rows by batch, keeping their order.
+// splitRows parts a zone's cell rows by batch, keeping their order, and drops those of
+// locations in none (a read of the whole scope meets deleted locations' records).
 func splitRows(rows []cellRow, batches []fleetBatch) [][]cellRow {
 	of := map[string]int{}
 	for i, b := range batches {
@@ -206,7 +220,9 @@ func splitRows(rows []cellRow, batches []fleetBatch) [][]cellRow {
 	}
 	out := make([][]cellRow, len(batches))
 	for _, r := range rows {
-		out[of[r.loc]] = append(out[of[r.loc]], r)
+		if i, ok := of[r.loc]; ok {
+			out[i] = append(out[i], r)
+		}
 	}
 	return out
 }

@@ -83,7 +83,8 @@ func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	var looks []batchLook
 	if epoch != "" && c.fleetCache != nil {
 		var err error
-		if looks, err = c.fleetLooks(ctx, scope, req, batches, plans, epoch); err != nil {
+		whole := !req.LocationsSet && req.CustomerID == "" && req.GroupBy != GroupCustomer
+		if looks, err = c.fleetLooks(ctx, scope, req, batches, plans, epoch, whole); err != nil {
 			return nil, err
 		}
 	}

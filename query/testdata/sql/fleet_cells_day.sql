@@ -8,9 +8,9 @@ WITH toUInt32(start_time) AS rs
 SELECT location_id AS loc, device_id AS dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt8(direction = @dir) AS mine,
     sum(cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, version)) AS fp
 FROM meter_records
-WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+WHERE account_id = @account AND live_mode = @live
+    -- (Left out when the fleet is every location of the scope: parsing 1,000 ids took 15 ms.)
+    AND location_id IN @locs
     AND device_id = ''
     AND start_time >= toDateTime(@w0) AND start_time < toDateTime(@w1)
 GROUP BY loc, dev, k, mine
--- Tiered buckets chain in this order (fleet_prints.go).
-ORDER BY loc, dev, k, mine
