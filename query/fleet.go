@@ -234,16 +234,24 @@ func (c *Pricer) fleetLocations(ctx context.Context, scope kwhouse.Scope, req Fl
 // sortFleet orders rows by req's order, ties by group id, date and currency (a row's key:
 // no two rows share one, so the order is total).
 func sortFleet(rows []FleetRow, order string) {
-	ptrs := make([]*FleetRow, len(rows))
-	for i := range rows {
-		ptrs[i] = &rows[i]
+	perm := make([]int32, len(rows))
+	for i := range perm {
+		perm[i] = int32(i)
 	}
-	slices.SortFunc(ptrs, func(a, b *FleetRow) int { return fleetCompare(a, b, order) })
-	sorted := make([]FleetRow, len(rows))
-	for i, p := range ptrs {
-		sorted[i] = *p
+	slices.SortFunc(perm, func(a, b int32) int { return fleetCompare(&rows[a], &rows[b], order) })
+	// Each row moves once, along the cycles of the permutation.
+	for i := range perm {
+		if perm[i] < 0 || int(perm[i]) == i {
+			continue
+		}
+		tmp, j := rows[i], i
+		for int(perm[j]) != i {
+			next := int(perm[j])
+			rows[j], perm[j] = rows[next], -1
+			j = next
+		}
+		rows[j], perm[j] = tmp, -1
 	}
-	copy(rows, sorted)
 }
 
 // fleetLess is the order of rows; a cursor row compares the same way.

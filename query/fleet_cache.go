@@ -162,6 +162,9 @@ func (c *Pricer) keepGroup(scope kwhouse.Scope, req FleetRequest, tiered bool, s
 		if !s.hashed || s.Dirty != 0 {
 			continue
 		}
+		if req.Aggregation != FleetAggregationNone { // a window's bounds are the request's
+			s.when = bucketTimes(req, s.Key, u.zone)
+		}
 		b := cachedBucket{fp: s.Fp, sum: s}
 		if tiered {
 			b.chain = chains[at+i]

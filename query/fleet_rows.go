@@ -60,24 +60,41 @@ func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location) Fl
 	} else {
 		r.LocationID = obj
 	}
-	start, end := req.Start, req.End
-	if req.Aggregation != FleetAggregationNone {
-		zone, err := catalog.LoadZone(loc.Timezone)
-		if err != nil {
-			zone = time.UTC // a stored location's zone always loads
-		}
-		t := time.Unix(int64(s.Key), 0).In(zone)
-		start = t
-		if req.Aggregation == AggregationDay {
-			r.Date, end = t.Format("2006-01-02"), time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, zone)
-		} else {
-			r.Date, end = t.Format("2006-01"), time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, zone)
-		}
+	w := s.when
+	if w == nil {
+		w = bucketTimes(req, s.Key, loc.Timezone)
 	}
-	st, en := catalog.Timestamp(start.UTC()), catalog.Timestamp(end.UTC())
-	r.StartTime, r.EndTime = &st, &en
+	r.Date, r.StartTime, r.EndTime = w.date, &w.start, &w.end
 	r.key = fleetKey{group: obj, date: r.Date, currency: r.CurrencyCode}
 	return r
+}
+
+// bucketWhen is a bucket's date and bounds as an answer row shows them.
+type bucketWhen struct {
+	date       string
+	start, end catalog.Timestamp
+}
+
+// bucketTimes dates bucket k (its local start) of a location in zone: a local day or
+// month, or the request's window when not aggregated.
+func bucketTimes(req FleetRequest, k uint32, zone string) *bucketWhen {
+	start, end := req.Start, req.End
+	w := &bucketWhen{}
+	if req.Aggregation != FleetAggregationNone {
+		z, err := catalog.LoadZone(zone)
+		if err != nil {
+			z = time.UTC // a stored location's zone always loads
+		}
+		t := time.Unix(int64(k), 0).In(z)
+		start = t
+		if req.Aggregation == AggregationDay {
+			w.date, end = t.Format("2006-01-02"), time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, z)
+		} else {
+			w.date, end = t.Format("2006-01"), time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, z)
+		}
+	}
+	w.start, w.end = catalog.Timestamp(start.UTC()), catalog.Timestamp(end.UTC())
+	return w
 }
 
 // byCustomer sums location rows into their customers' rows with the same date and

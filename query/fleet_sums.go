@@ -32,10 +32,11 @@ type fleetSum struct {
 	MoneyCom, MoneyNon float64
 	Confidence         float64
 	NImport, NExport   uint64
-	Fp, Pre            uint64 // fingerprints of the bucket's rows and a tiered location's lookback (fleetShape.Cells)
-	NOut               uint64 // records of the asked direction: 0 for a tiered bucket of the other one only
-	Dirty              uint8  // the group read two versions of a reading: its sums count both
-	hashed             bool   // Fp was read: the sum may be cached (fleet_cache.go)
+	Fp, Pre            uint64      // fingerprints of the bucket's rows and a tiered location's lookback (fleetShape.Cells)
+	NOut               uint64      // records of the asked direction: 0 for a tiered bucket of the other one only
+	Dirty              uint8       // the group read two versions of a reading: its sums count both
+	hashed             bool        // Fp was read: the sum may be cached (fleet_cache.go)
+	when               *bucketWhen // the bucket's dates, kept with a cached bucket (DAY, MONTH)
 }
 
 // fleetShape picks the parts of fleet.sql a query needs.
