@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"encoding/csv"
 	"net/http"
 	"strconv"
@@ -63,13 +64,16 @@ func (s *Server) costFleet(c *gin.Context) {
 	}
 	c.Header("Content-Type", "text/csv; charset=utf-8")
 	c.Status(http.StatusOK)
-	w := csv.NewWriter(c.Writer)
+	// 64 KiB writes: csv's own 4 KiB buffer made 750 writes of a 31,000-row answer.
+	buf := bufio.NewWriterSize(c.Writer, 64<<10)
+	w := csv.NewWriter(buf)
 	_ = w.Write([]string{out.GroupBy + "_id", "date", "start_time", "end_time", "currency_code", "energy_value",
 		"energy_value_exact", "tariff_value", "tariff_confidence"})
 	for _, r := range out.Data {
 		_ = w.Write(csvRow(r))
 	}
 	w.Flush()
+	_ = buf.Flush()
 }
 
 // csvRow is one fleet row as CSV fields (empty where the row has no such field).
