@@ -243,7 +243,7 @@ func meterSteps(r *run) {
 	for i := 0; i < 48; i++ {
 		s := time.Date(2024, 3, 10, 5, 0, 0, 0, time.UTC).Add(time.Duration(i) * 30 * time.Minute)
 		recs = append(recs, map[string]any{"location_id": "{ny}", "start_time": s.Format(time.RFC3339),
-			"end_time": s.Add(30 * time.Minute).Format(time.RFC3339), "value": 300 + i*11})
+			"end_time": s.Add(30 * time.Minute).Format(time.RFC3339), "value": 300 + i*11, "units": "WH"})
 	}
 	r.call("batch", "PUT", "/meters/interval", recs)
 	r.call("batch resend", "PUT", "/meters/interval", recs[:3])

@@ -88,6 +88,7 @@ type Service struct {
 	years   *expandedYears
 	lists   *EpochMemo[[]Tariff] // location tariff lists by pricing epoch (readTariffs)
 	scopes  *EpochMemo[[]Tariff] // every tariff of a scope by pricing epoch (PlanFleet)
+	epochs  docstore.Cache       // where pricing epochs live (SetEpochCache); nil: the document cache
 }
 
 // NewService returns a Service; the catalog shows its tariffs once given it
