@@ -76,11 +76,13 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 	for _, win := range [][2]time.Time{inner, {crossFrom, crossTo}} {
 		priceEveryPath(t, g, coster, cached, scope, locs, win[0], win[1])
 	}
-	if hits, priced := query.FleetCacheHits(cached); hits == 0 || priced == 0 {
-		t.Fatalf("the cached fleet path served %d buckets from memory and priced %d: both must happen", hits, priced)
-	} else {
-		t.Logf("cached fleet path: %d buckets from memory, %d priced", hits, priced)
+	hits, priced := query.FleetCacheHits(cached)
+	reused := query.FleetPrintsReused(cached)
+	if hits == 0 || priced == 0 || reused == 0 {
+		t.Fatalf("the cached fleet path served %d buckets from memory, priced %d and reused %d fingerprint reads: all must happen",
+			hits, priced, reused)
 	}
+	t.Logf("cached fleet path: %d buckets from memory, %d priced, %d fingerprint reads reused", hits, priced, reused)
 }
 
 // priceEveryPath prices the window through every path and compares them.

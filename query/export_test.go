@@ -50,3 +50,7 @@ func WithFleetCache(c *Pricer) *Pricer {
 func FleetCacheHits(c *Pricer) (hits, priced int64) {
 	return c.fleetCache.hits.Load(), c.fleetCache.misses.Load()
 }
+
+// FleetPrintsReused returns how many fingerprint reads c's fleet cache skipped because no
+// part of the table had changed.
+func FleetPrintsReused(c *Pricer) int64 { return c.fleetCache.printsReused.Load() }

@@ -31,7 +31,9 @@ const maxCachedBuckets = 400
 // location, then one map access a bucket.
 type fleetCache struct {
 	groups       *lru.Cache[groupKey, *groupBuckets]
-	hits, misses atomic.Int64 // buckets served from memory, and priced
+	prints       *lru.Cache[uint64, keptPrints] // zones' fingerprint reads (fleet_parts.go)
+	hits, misses atomic.Int64                   // buckets served from memory, and priced
+	printsReused atomic.Int64                   // fingerprint reads not made: no part changed
 }
 
 // groupKey names the buckets of a location or device; lookb is a tiered one's lookback.
@@ -63,7 +65,7 @@ func newFleetCache(size int) *fleetCache {
 	if err != nil {
 		panic(err) // only for a size ≤ 0
 	}
-	return &fleetCache{groups: g}
+	return &fleetCache{groups: g, prints: newKeptPrints()}
 }
 
 // SetFleetCache keeps the priced fleet buckets of up to locations locations (or devices)

@@ -195,7 +195,7 @@ func (c *Pricer) fleetLooks(ctx context.Context, scope kwhouse.Scope, req FleetR
 			for i, bi := range idx {
 				zb[i] = batches[bi]
 			}
-			rows, pre, err := c.zonePrints(gctx, scope, req, zone, zb, plans, whole && len(zones) == 1)
+			rows, pre, err := c.zonePrintsKept(gctx, scope, req, zone, zb, plans, whole && len(zones) == 1)
 			if err != nil {
 				return err
 			}
