@@ -24,6 +24,9 @@ type fleetShape struct {
 	// moving: request i ends i half-hours after window[1], so each one has a reading the
 	// one before did not (a month-to-date dashboard refreshed as readings arrive).
 	moving bool
+	// elsewhere: before each request another account writes a reading into the window's
+	// month, so the table's parts change but none of the fleet's rows do (live ingest).
+	elsewhere bool
 }
 
 // fleetShapes times POST /costs/fleet and, for each shape, the floor: a bare ClickHouse
@@ -36,12 +39,13 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 	today := [2]string{"2024-06-14T23:00:00Z", "2024-06-15T23:00:00Z"}  // 15 June, local (BST)
 	toDate := [2]string{"2024-05-31T23:00:00Z", "2024-06-19T23:00:00Z"} // 1 June to 20 June, local, and on
 	shapes := []fleetShape{
-		{"fleet all, one local day (JSON)", 0, "DAY", today, false, false},
-		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true, false},
-		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true, false},
-		{"fleet all, month to date by DAY, moving end (CSV)", 0, "DAY", toDate, true, true},
-		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false, false},
-		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true, false},
+		{"fleet all, one local day (JSON)", 0, "DAY", today, false, false, false},
+		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true, false, false},
+		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true, false, false},
+		{"fleet all, month by DAY, other accounts writing (CSV)", 0, "DAY", month, true, false, true},
+		{"fleet all, month to date by DAY, moving end (CSV)", 0, "DAY", toDate, true, true, false},
+		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false, false, false},
+		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true, false, false},
 	}
 	n := max(10, o.requests/10)
 	for _, s := range shapes {
@@ -52,7 +56,7 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 		if err != nil {
 			return err
 		}
-		if !s.moving && o.afresh {
+		if !s.moving && !s.elsewhere && o.afresh {
 			if err := timeFleet(ctx, a, fresh, fx, s, n, s.name+", afresh", flat); err != nil {
 				return err
 			}
@@ -67,7 +71,11 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 // timeFleet times n requests of shape s at base and reports them against the floor.
 func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s fleetShape, n int, name string, flat []time.Duration) error {
 	since := time.Now()
-	lat, rows, err := measureFleet(base, fx, s, n)
+	var before func(i int) error
+	if s.elsewhere {
+		before = func(i int) error { return writeElsewhere(ctx, a, s.window[0], i) }
+	}
+	lat, rows, err := measureFleet(base, fx, s, n, before)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -95,11 +103,16 @@ func (s fleetShape) body(fx *fixture, i int) []byte {
 	return out
 }
 
-func measureFleet(base string, fx *fixture, s fleetShape, n int) ([]time.Duration, int, error) {
+func measureFleet(base string, fx *fixture, s fleetShape, n int, before func(i int) error) ([]time.Duration, int, error) {
 	client := &http.Client{Timeout: 5 * time.Minute}
 	var lat []time.Duration
 	rows := 0
 	for i := 0; i < n+2; i++ {
+		if before != nil {
+			if err := before(i); err != nil {
+				return nil, 0, err
+			}
+		}
 		req, _ := http.NewRequest("POST", base+"/costs/fleet", bytes.NewReader(s.body(fx, i)))
 		req.Header.Set("Authorization", "Bearer "+fx.key)
 		if s.csv {
@@ -128,6 +141,18 @@ func measureFleet(base string, fx *fixture, s fleetShape, n int) ([]time.Duratio
 		}
 	}
 	return lat, rows, nil
+}
+
+// writeElsewhere stores reading i of a location of another account in the month that
+// from starts: a new part in the fleet's partition, and no row of the fleet.
+func writeElsewhere(ctx context.Context, a *app.App, from string, i int) error {
+	t, _ := time.Parse(time.RFC3339, from)
+	t = t.Add(time.Duration(i) * 30 * time.Minute)
+	return a.DB.Exec(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id, device_id, direction,
+		tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id, record_reference_id, batch_id, version)
+		SELECT 'acc_kwbench_elsewhere', 0, 'loc_kwbench_elsewhere', '', 'IMPORT', 'IMPORT', toDateTime(?), toDateTime(?),
+			1., 1., '', '', '', toUInt64(?)`),
+		uint32(t.Unix()), uint32(t.Unix()+1800), uint64(time.Now().UnixNano()))
 }
 
 // fleetMemory is the largest memory one fleet query used since a time (system.query_log).
