@@ -31,7 +31,7 @@ const maxCachedBuckets = 400
 // location, then one map access a bucket.
 type fleetCache struct {
 	groups       *lru.Cache[groupKey, *groupBuckets]
-	prints       *lru.Cache[uint64, keptPrints] // zones' fingerprint reads (fleet_parts.go)
+	parts        *lru.Cache[partKey, []cellRow] // table parts' fingerprint sums (fleet_parts.go)
 	hits, misses atomic.Int64                   // buckets served from memory, and priced
 	printsReused atomic.Int64                   // fingerprint reads not made: no part changed
 }
@@ -65,7 +65,7 @@ func newFleetCache(size int) *fleetCache {
 	if err != nil {
 		panic(err) // only for a size ≤ 0
 	}
-	return &fleetCache{groups: g, prints: newKeptPrints()}
+	return &fleetCache{groups: g, parts: newKeptParts()}
 }
 
 // SetFleetCache keeps the priced fleet buckets of up to locations locations (or devices)

@@ -13,7 +13,7 @@ cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, 
 -- reading the tiered ones apart met the others' granules, and ORed conditions read more.)
 WITH toUInt32(start_time) AS rs
 SELECT location_id AS loc, device_id AS dev, {{template "fleet_key" .}} AS k, toUInt8(direction = @dir) AS mine,
-    sum({{template "fleet_row_hash"}}) AS fp
+    sum({{template "fleet_row_hash"}}) AS fp{{if .Parts}}, _part AS part{{end}}
 FROM meter_records
 WHERE account_id = @account AND live_mode = @live
 {{- if not .Whole}}
@@ -22,13 +22,21 @@ WHERE account_id = @account AND live_mode = @live
 {{- end}}
     AND device_id {{if .Devices}}!={{else}}={{end}} ''
     AND start_time >= toDateTime(@w0) AND start_time < toDateTime(@w1)
-GROUP BY loc, dev, k, mine
+{{- template "fleet_cells_parts" .}}
+GROUP BY loc, dev, k, mine{{if .Parts}}, part{{end}}
 {{end}}
+
+{{define "fleet_cells_parts"}}
+{{- if .Parts}}
+    -- Only the parts not read before: a part never changes, so its sums are kept (fleet_parts.go).
+    AND _part IN @parts
+{{- end}}
+{{- end}}
 
 {{define "fleet_cells_lookback"}}
 -- Fingerprints of the rows before the window that tiered locations' counters read (both
 -- directions, from each one's tier lookback), per location and device.
-SELECT location_id AS loc, device_id AS dev, sum({{template "fleet_row_hash"}}) AS fp
+SELECT location_id AS loc, device_id AS dev, sum({{template "fleet_row_hash"}}) AS fp{{if .Parts}}, _part AS part{{end}}
 FROM meter_records
 -- A few tiered locations share granules with many others: their ids are checked before
 -- the other columns are read (100 of 1,000 locations on 18.16: 104 → 78 ms).
@@ -37,5 +45,6 @@ WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
     AND device_id {{if .Devices}}!={{else}}={{end}} ''
     AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w0)
     AND toUInt32(start_time) >= transform(location_id, @locs_arr, @lookbacks, toUInt32(0))
-GROUP BY loc, dev
+{{- template "fleet_cells_parts" .}}
+GROUP BY loc, dev{{if .Parts}}, part{{end}}
 {{end}}

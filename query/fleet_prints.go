@@ -21,6 +21,7 @@ type cellsShape struct {
 	Aggregation string
 	Devices     bool
 	Whole       bool // the batches hold every location of the scope: no id list
+	Parts       bool // only the parts @parts, each one's sums apart
 }
 
 // cellRow is a row of fleet_cells.sql.
@@ -29,6 +30,7 @@ type cellRow struct {
 	k        uint32
 	mine     uint8
 	fp       uint64
+	part     string // with cellsShape.Parts
 }
 
 // bucketPrint is the fingerprint of a bucket's rows, with a tiered bucket's chain.
@@ -42,10 +44,12 @@ type bucketPrint struct {
 type groupID struct{ loc, dev string }
 
 // zonePrints reads the fingerprints of the buckets of one zone's batches, and those of
-// tiered locations' rows before the window, side by side.
+// tiered locations' rows before the window (rows with loc and dev only), side by side.
+// With parts, only those parts are read, main ones for the window and look ones before
+// it, and each row names its part.
 func (c *Pricer) zonePrints(ctx context.Context, scope kwhouse.Scope, req FleetRequest, zone string, batches []fleetBatch,
-	plans map[string]tariffs.Plan, whole bool) ([]cellRow, map[groupID]uint64, error) {
-	shape := cellsShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Whole: whole}
+	plans map[string]tariffs.Plan, whole bool, parts *partLists) ([]cellRow, []cellRow, error) {
+	shape := cellsShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Whole: whole, Parts: parts != nil}
 	var ids, tiered []string
 	var lookbacks []uint32
 	lookback := req.Start.Unix()
@@ -61,27 +65,43 @@ func (c *Pricer) zonePrints(ctx context.Context, scope kwhouse.Scope, req FleetR
 	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("dir", req.Direction), chstore.Named("tz", zone),
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix()))}
-	var rows []cellRow
-	pre := map[groupID]uint64{}
+	var rows, before []cellRow
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		var err error
-		rows, err = c.cellRows(gctx, "fleet_cells", shape, append(args, chstore.Named("locs", chstore.Set(ids))))
-		return err
-	})
-	lookShape := shape
-	lookShape.Whole = false
-	if len(tiered) > 0 {
+	if parts == nil || len(parts.main) > 0 {
 		g.Go(func() error {
-			before, err := c.cellRows(gctx, "fleet_cells_lookback", lookShape, append(args, chstore.Named("locs", chstore.Set(tiered)),
-				chstore.Named("locs_arr", tiered), chstore.Named("lookbacks", lookbacks), chstore.Named("lookback", uint32(lookback))))
-			for _, r := range before {
-				pre[groupID{r.loc, r.dev}] = r.fp
+			var err error
+			a := append(args, chstore.Named("locs", chstore.Set(ids)))
+			if parts != nil {
+				a = append(a, chstore.Named("parts", chstore.Set(parts.main)))
 			}
+			rows, err = c.cellRows(gctx, "fleet_cells", shape, a)
 			return err
 		})
 	}
-	return rows, pre, g.Wait()
+	lookShape := shape
+	lookShape.Whole = false
+	if len(tiered) > 0 && (parts == nil || len(parts.look) > 0) {
+		g.Go(func() error {
+			var err error
+			a := append(args, chstore.Named("locs", chstore.Set(tiered)), chstore.Named("locs_arr", tiered),
+				chstore.Named("lookbacks", lookbacks), chstore.Named("lookback", uint32(lookback)))
+			if parts != nil {
+				a = append(a, chstore.Named("parts", chstore.Set(parts.look)))
+			}
+			before, err = c.cellRows(gctx, "fleet_cells_lookback", lookShape, a)
+			return err
+		})
+	}
+	return rows, before, g.Wait()
+}
+
+// preOf sums the lookback rows' fingerprints per location and device.
+func preOf(before []cellRow) map[groupID]uint64 {
+	pre := map[groupID]uint64{}
+	for _, r := range before {
+		pre[groupID{r.loc, r.dev}] += r.fp
+	}
+	return pre
 }
 
 // cellRows runs a fleet_cells.sql template; fleet_cells_lookback has no k or mine.
@@ -101,6 +121,9 @@ func (c *Pricer) cellRows(ctx context.Context, name string, shape cellsShape, ar
 		dest := []any{&r.loc, &r.dev, &r.k, &r.mine, &r.fp}
 		if name == "fleet_cells_lookback" {
 			dest = []any{&r.loc, &r.dev, &r.fp}
+		}
+		if shape.Parts {
+			dest = append(dest, &r.part)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan fleet cell: %w", err)

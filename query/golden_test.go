@@ -42,6 +42,8 @@ var goldenShapes = []struct {
 	{"fleet_join_day_cells.sql", "fleet", fleetShape{Aggregation: "DAY", Cells: true, ExtSegments: true}},
 	{"fleet_join_month_tiered_cells.sql", "fleet", fleetShape{Aggregation: "MONTH", Tiered: true, Cells: true, ExtSegments: true}},
 	{"fleet_cells_day.sql", "fleet_cells", cellsShape{Aggregation: "DAY"}},
+	{"fleet_cells_day_parts.sql", "fleet_cells", cellsShape{Aggregation: "DAY", Parts: true}},
+	{"fleet_cells_lookback_parts.sql", "fleet_cells_lookback", cellsShape{Parts: true}},
 	{"fleet_cells_month_whole.sql", "fleet_cells", cellsShape{Aggregation: "MONTH", Whole: true}},
 	{"fleet_cells_lookback.sql", "fleet_cells_lookback", cellsShape{Devices: true}},
 	{"carbon_records.sql", "carbon_records", costShape{}},

@@ -1,0 +1,14 @@
+-- Fingerprints of the rows before the window that tiered locations' counters read (both
+-- directions, from each one's tier lookback), per location and device.
+SELECT location_id AS loc, device_id AS dev, sum(cityHash64(direction, tariff_rate, start_time, end_time, energy_wh, confidence, version)) AS fp, _part AS part
+FROM meter_records
+-- A few tiered locations share granules with many others: their ids are checked before
+-- the other columns are read (100 of 1,000 locations on 18.16: 104 → 78 ms).
+PREWHERE location_id IN @locs
+WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+    AND device_id = ''
+    AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w0)
+    AND toUInt32(start_time) >= transform(location_id, @locs_arr, @lookbacks, toUInt32(0))
+    -- Only the parts not read before: a part never changes, so its sums are kept (fleet_parts.go).
+    AND _part IN @parts
+GROUP BY loc, dev, part
