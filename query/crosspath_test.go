@@ -78,7 +78,8 @@ func TestEveryCostPathPricesRandomFleetsAlike(t *testing.T) {
 	}
 	hits, priced := query.FleetCacheHits(cached)
 	reused := query.FleetPrintsReused(cached)
-	if hits == 0 || priced == 0 || reused == 0 {
+	// On a cluster every request reads its fingerprints (replicas' parts differ).
+	if hits == 0 || priced == 0 || (reused == 0 && api.App.DB.Cluster == "") {
 		t.Fatalf("the cached fleet path served %d buckets from memory, priced %d and reused %d fingerprint reads: all must happen",
 			hits, priced, reused)
 	}
