@@ -11,11 +11,12 @@ import (
 )
 
 // authenticate accepts "Authorization: Bearer X" where X is a token of GET /login or an
-// API key, and puts the account and mode in the request context.
+// API key, and puts the account and mode in the request context. The scheme is matched
+// without regard to case (RFC 7235 §2.1): FlatPeak's own document spells it "bearer", so
+// generated clients send that.
 func (s *Server) authenticate(c *gin.Context) {
-	h := c.GetHeader("Authorization")
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
+	token, ok := bearerToken(c.GetHeader("Authorization"))
+	if !ok {
 		s.writeError(c, &kwhouse.Error{Kind: kwhouse.KindUnauthorized, Code: "missing_credentials",
 			Message: "Bad credentials", Param: "Authorization"})
 		return
@@ -33,6 +34,13 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	c.Request = c.Request.WithContext(kwhouse.WithScope(c.Request.Context(), scope))
 	c.Next()
+}
+
+// bearerToken returns X of "Bearer X", the scheme in any case and spaces around X ignored.
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
 // authToken is the body of GET /login.

@@ -112,3 +112,21 @@ func basic(user, pass string) string {
 	req.SetBasicAuth(user, pass)
 	return req.Header.Get("Authorization")
 }
+
+// A client generated from FlatPeak's document sends the scheme as "bearer" (its security
+// scheme's spelling); RFC 7235 makes the scheme case-insensitive.
+func TestBearerSchemeInAnyCase(t *testing.T) {
+	api := apitest.Start(t, apitest.Options{})
+	acc := api.NewAccount("acme")
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEaReR"} {
+		r := api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: scheme + " " + acc.TestKey})
+		if r.Status != http.StatusOK {
+			t.Errorf("GET /customers with scheme %q: status %d %s, want 200", scheme, r.Status, r.Body)
+		}
+	}
+	for _, auth := range []string{"Bearer" + acc.TestKey, "Basic " + acc.TestKey, "bearer  "} {
+		if r := api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: auth}); r.Status != http.StatusForbidden {
+			t.Errorf("GET /customers with %q: status %d, want 403", auth, r.Status)
+		}
+	}
+}
