@@ -108,3 +108,29 @@ func TestTariffValidationNamesRuleAndPath(t *testing.T) {
 		t.Errorf("refused tariffs were stored: %v", list["data"])
 	}
 }
+
+// A client generated from FlatPeak's document sends market_rates on every PATCH (its schema
+// gives the field a default): the stored value is accepted, a real change of an immutable
+// field is refused and changes nothing.
+func TestTariffPatchAcceptsUnchangedImmutableFields(t *testing.T) {
+	e := newCostEnv(t, "Europe/London")
+	id := e.tariff(map[string]any{"display_name": "Go", "schedule": peakSchedule()})
+	stored := e.do("GET", "/tariffs/elements/"+id, nil).Map(t)
+	r := e.do("PATCH", "/tariffs/elements/"+id, map[string]any{"display_name": "Go 2", "market_rates": false,
+		"contract_start_date": stored["contract_start_date"]})
+	if r.Status != 200 || r.Map(t)["display_name"] != "Go 2" {
+		t.Fatalf("PATCH with unchanged market_rates: %d %s", r.Status, r.Body)
+	}
+	for _, tc := range []struct {
+		field string
+		value any
+	}{{"market_rates", true}, {"contract_start_date", "2021-06-01T00:00:00Z"}} {
+		r := e.do("PATCH", "/tariffs/elements/"+id, map[string]any{"display_name": "Go 3", tc.field: tc.value})
+		if m := r.Map(t); r.Status != 400 || m["code"] != "immutable_field" || m["param"] != tc.field {
+			t.Errorf("PATCH changing %s: %d %s", tc.field, r.Status, r.Body)
+		}
+	}
+	if got := e.do("GET", "/tariffs/elements/"+id, nil).Map(t); got["display_name"] != "Go 2" || got["market_rates"] != false {
+		t.Errorf("after refused PATCHes: %v", got)
+	}
+}

@@ -73,10 +73,27 @@ type Input struct {
 	Schedule          Schedule           `json:"schedule"`
 }
 
-// Update is the body of PATCH /tariffs/elements/{id}.
+// Update is the body of PATCH /tariffs/elements/{id}. Only display_name and
+// contract_end_date change; market_rates and contract_start_date are immutable and
+// accepted only with the stored value, since a client generated from FlatPeak's document
+// always sends market_rates (its schema gives it a default).
 type Update struct {
-	DisplayName     *string            `json:"display_name"`
-	ContractEndDate *catalog.Timestamp `json:"contract_end_date"`
+	DisplayName       *string            `json:"display_name"`
+	ContractEndDate   *catalog.Timestamp `json:"contract_end_date"`
+	MarketRates       *bool              `json:"market_rates"`
+	ContractStartDate *catalog.Timestamp `json:"contract_start_date"`
+}
+
+// checkImmutable refuses a change of a field that PATCH cannot change.
+func (u *Update) checkImmutable(t *Tariff) error {
+	var p kwhouse.Problems
+	if u.MarketRates != nil && *u.MarketRates != t.MarketRates {
+		p.Add("immutable_field", "market_rates", "market_rates cannot be changed; create a new tariff element")
+	}
+	if u.ContractStartDate != nil && !u.ContractStartDate.Time().Equal(t.ContractStartDate.Time()) {
+		p.Add("immutable_field", "contract_start_date", "contract_start_date cannot be changed; create a new tariff element")
+	}
+	return p.Err()
 }
 
 // Service keeps tariffs, markets and their rates.
@@ -319,6 +336,9 @@ func (s *Service) ofLocation(ctx context.Context, scope kwhouse.Scope, locationI
 func (s *Service) UpdateElement(ctx context.Context, scope kwhouse.Scope, id string, u Update) (Tariff, error) {
 	t, err := s.Get(ctx, scope, id)
 	if err != nil {
+		return t, err
+	}
+	if err := u.checkImmutable(&t); err != nil {
 		return t, err
 	}
 	if u.DisplayName != nil {
