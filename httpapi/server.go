@@ -151,7 +151,7 @@ func (s *Server) wrap(h handlerFunc) gin.HandlerFunc {
 			s.writeError(c, err)
 			return
 		}
-		c.JSON(status, body)
+		s.writeJSON(c, status, body)
 	}
 }
 

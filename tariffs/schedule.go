@@ -281,11 +281,8 @@ func compileBands(p string, in []Band, market bool) (Bands, error) {
 		if !market && band.Fixed == nil {
 			return b, kwhouse.Invalid("parameter_missing", pi+".fixed", "fixed (price per kWh) is required")
 		}
-		for name, v := range map[string]*float64{"fixed": band.Fixed, "to_kwh": band.ToKWh,
-			"surcharge_fixed": band.SurchargeFixed, "surcharge_percentage": band.SurchargePercentage} {
-			if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0)) {
-				return b, kwhouse.Invalid("invalid_number", pi+"."+name, "must be a finite number")
-			}
+		if err := checkBandValues(pi, band); err != nil {
+			return b, err
 		}
 		upper := math.Inf(1)
 		if band.ToKWh != nil {
@@ -305,6 +302,21 @@ func compileBands(p string, in []Band, market bool) (Bands, error) {
 		b.SurPct = append(b.SurPct, deref(band.SurchargePercentage))
 	}
 	return b, nil
+}
+
+// checkBandValues refuses numbers of a band outside the value ranges (kwhouse.MaxPrice …).
+func checkBandValues(p string, band Band) error {
+	for _, f := range []struct {
+		name  string
+		v     *float64
+		limit float64
+	}{{"fixed", band.Fixed, kwhouse.MaxPrice}, {"to_kwh", band.ToKWh, kwhouse.MaxTierKWh},
+		{"surcharge_fixed", band.SurchargeFixed, kwhouse.MaxPrice}, {"surcharge_percentage", band.SurchargePercentage, kwhouse.MaxSurchargePercent}} {
+		if f.v != nil && !kwhouse.Within(*f.v, f.limit) {
+			return kwhouse.Invalid("invalid_number", p+"."+f.name, "%s must be a number from %g to %g", f.name, -f.limit, f.limit)
+		}
+	}
+	return nil
 }
 
 func deref(p *float64) float64 {
