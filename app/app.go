@@ -108,6 +108,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Carbon = carbon.NewStore(db, docs, now)
 	a.Pricer = query.NewPricer(db, a.Tariffs, a.Catalog, a.Carbon, now)
 	a.Pricer.SetFleetCache(cfg.Costs.FleetCacheLocations)
+	a.Pricer.SetMaxRawItems(cfg.Costs.MaxRawItems)
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),
