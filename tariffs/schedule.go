@@ -1,6 +1,7 @@
 package tariffs
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -326,14 +327,10 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-func (r *rule) better(o *rule) bool {
-	if r.entryRank != o.entryRank {
-		return r.entryRank < o.entryRank
-	}
-	if r.dayRank != o.dayRank {
-		return r.dayRank < o.dayRank
-	}
-	return r.order < o.order
+// specificity orders rules most specific first: by entry rank, then day rank, then
+// position in the schedule (negative: r wins over o).
+func (r *rule) specificity(o *rule) int {
+	return cmp.Or(cmp.Compare(r.entryRank, o.entryRank), cmp.Compare(r.dayRank, o.dayRank), cmp.Compare(r.order, o.order))
 }
 
 // dayPiece is a stretch of a local day with one winning rule.
@@ -362,12 +359,7 @@ func resolveDay(rules []rule, month, date, weekday int) []dayPiece {
 	}
 	slices.Sort(points)
 	points = slices.Compact(points)
-	slices.SortFunc(live, func(a, b *rule) int {
-		if a.better(b) {
-			return -1
-		}
-		return 1 // rules are never equal: their order differs
-	})
+	slices.SortFunc(live, (*rule).specificity)
 	owner := make([]*rule, len(points)-1)
 	next := make([]int, len(points)) // next[i]: a free stretch at or after i (len-1: none)
 	for i := range next {

@@ -73,7 +73,7 @@ func TestResolveDayMatchesDirectSearch(t *testing.T) {
 		for sec := 0; sec < 86400; sec += 300 {
 			var want *rule
 			for i := range rules {
-				if r := &rules[i]; r.coversAt(month, 10, weekday, sec) && (want == nil || r.better(want)) {
+				if r := &rules[i]; r.coversAt(month, 10, weekday, sec) && (want == nil || r.specificity(want) < 0) {
 					want = r
 				}
 			}
