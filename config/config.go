@@ -149,8 +149,9 @@ type Costs struct {
 	// kept in memory and reused while their records and prices are unchanged (docs/costs.md,
 	// "Fleet cache"); 0 turns the cache off.
 	FleetCacheLocations int `mapstructure:"fleet_cache_locations"`
-	// MaxRawItems bounds the records of one unaggregated POST /costs/interval answer: a
-	// window with more is refused (400) and the caller narrows it or aggregates.
+	// MaxRawItems bounds the records of one unaggregated POST /costs/interval answer (and
+	// of a POST /costs/session answer): more is refused (400) and the caller narrows the
+	// window or aggregates.
 	MaxRawItems int `mapstructure:"max_raw_items"`
 }
 

@@ -260,7 +260,7 @@ func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
 	for rows.Next() {
 		if a.maxRows > 0 && len(out) == a.maxRows {
 			cancel() // the query stops; the rows read so far are dropped
-			return nil, errTooManyItems(a.maxRows)
+			return nil, errTooManyItems(a.maxRows, a.session)
 		}
 		var r costRow
 		if err := rows.Scan(&r.Key, &r.KeyEnd, &r.TariffRate, &r.Session, &r.Reference, &r.Energy, &r.Money, &r.MoneyCommodity,

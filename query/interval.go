@@ -179,7 +179,7 @@ func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	}
 	args := costArgs{scope: scope, direction: req.Direction, session: req.Session, w0: req.Start.Unix(), w1: req.End.Unix(),
 		daily: req.Aggregation != AggregationNone}
-	if !args.daily && req.Session == "" {
+	if !args.daily {
 		args.maxRows = c.maxRawItems
 	}
 	loc, err := c.resolveScope(ctx, scope, req, &args)
