@@ -101,10 +101,14 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Catalog = catalog.New(docs, a.Ingest)
 	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
 	a.Tariffs.SetEpochCache(a.Cache)
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kwhouse_tariff_years_expanded_total",
+		Help: "Calendar years of tariff rate periods computed from schedules and stored (once per scope, tariff and year)."},
+		func() float64 { return float64(a.Tariffs.ExpandedYears()) }))
 	a.Catalog.SetTariffView(a.Tariffs)
 	a.Carbon = carbon.NewStore(db, docs, now)
 	a.Pricer = query.NewPricer(db, a.Tariffs, a.Catalog, a.Carbon, now)
 	a.Pricer.SetFleetCache(cfg.Costs.FleetCacheLocations)
+	a.Pricer.SetMaxRawItems(cfg.Costs.MaxRawItems)
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),

@@ -3,7 +3,6 @@ package carbon
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -76,8 +75,8 @@ func checkIntensities(ivs []Intensity) error {
 			switch {
 			case iv.Intensity == nil:
 				p.Add("parameter_missing", prefix+".intensity", "intensity is required")
-			case math.IsNaN(*iv.Intensity) || math.IsInf(*iv.Intensity, 0) || *iv.Intensity < 0:
-				p.Add("invalid_number", prefix+".intensity", "intensity must be a finite number, not negative")
+			case !kwhouse.Within(*iv.Intensity, kwhouse.MaxIntensity) || *iv.Intensity < 0:
+				p.Add("invalid_number", prefix+".intensity", "intensity must be a number from 0 to %g", kwhouse.MaxIntensity)
 			}
 			return catalog.Span{Start: iv.StartTime.Time(), End: iv.EndTime.Time()}
 		}})

@@ -149,6 +149,10 @@ type Costs struct {
 	// kept in memory and reused while their records and prices are unchanged (docs/costs.md,
 	// "Fleet cache"); 0 turns the cache off.
 	FleetCacheLocations int `mapstructure:"fleet_cache_locations"`
+	// MaxRawItems bounds the records of one unaggregated POST /costs/interval answer (and
+	// of a POST /costs/session answer): more is refused (400) and the caller narrows the
+	// window or aggregates.
+	MaxRawItems int `mapstructure:"max_raw_items"`
 }
 
 // Log configures structured logging.
@@ -183,6 +187,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("auth.jwt_secret", "")
 	v.SetDefault("auth.token_ttl", time.Hour)
 	v.SetDefault("costs.fleet_cache_locations", 20_000)
+	v.SetDefault("costs.max_raw_items", 10_000)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)

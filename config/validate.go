@@ -107,6 +107,9 @@ func (c *Config) problems() []error {
 	if c.Costs.FleetCacheLocations < 0 {
 		add("costs.fleet_cache_locations", "must be 0 (off) or more")
 	}
+	if c.Costs.MaxRawItems < 1 {
+		add("costs.max_raw_items", "must be at least 1")
+	}
 	if c.Ingest.QueueLength < 1 {
 		add("ingest.queue_length", "must be at least 1")
 	}

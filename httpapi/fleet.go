@@ -1,8 +1,9 @@
 package httpapi
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/csv"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -59,36 +60,58 @@ func (s *Server) costFleet(c *gin.Context) {
 		return
 	}
 	if !asCSV {
-		c.JSON(http.StatusOK, out)
+		s.writeJSON(c, http.StatusOK, out)
 		return
 	}
-	c.Header("Content-Type", "text/csv; charset=utf-8")
-	c.Status(http.StatusOK)
-	// 64 KiB writes: csv's own 4 KiB buffer made 750 writes of a 31,000-row answer.
-	buf := bufio.NewWriterSize(c.Writer, 64<<10)
-	w := csv.NewWriter(buf)
-	_ = w.Write([]string{out.GroupBy + "_id", "date", "start_time", "end_time", "currency_code", "energy_value",
-		"energy_value_exact", "tariff_value", "tariff_confidence"})
-	for _, r := range out.Data {
-		_ = w.Write(csvRow(r))
+	// The whole CSV is made before anything is sent: a row that cannot be written is a
+	// 500 with the error body, not a 200 cut short.
+	b, err := fleetCSV(out)
+	if err != nil {
+		s.writeError(c, fmt.Errorf("encode fleet CSV: %w", err))
+		return
 	}
-	w.Flush()
-	_ = buf.Flush()
+	c.Data(http.StatusOK, "text/csv; charset=utf-8", b)
 }
 
-// csvRow is one fleet row as CSV fields (empty where the row has no such field).
-func csvRow(r query.FleetRow) []string {
+// fleetCSV is the CSV form of a fleet answer.
+func fleetCSV(out query.FleetCost) ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write([]string{out.GroupBy + "_id", "date", "start_time", "end_time", "currency_code", "energy_value",
+		"energy_value_exact", "tariff_value", "tariff_confidence"}); err != nil {
+		return nil, err
+	}
+	for _, r := range out.Data {
+		row, err := csvRow(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.Write(row); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}
+
+// csvRow is one fleet row as CSV fields (empty where the row has no such field), each
+// number as its JSON is.
+func csvRow(r query.FleetRow) ([]string, error) {
 	id := r.LocationID + r.DeviceID + r.CustomerID // exactly one is set
 	var start, end string
 	if r.StartTime != nil {
 		start, end = r.StartTime.Time().Format(time.RFC3339), r.EndTime.Time().Format(time.RFC3339)
 	}
-	return []string{id, r.Date, start, end, r.CurrencyCode, strconv.FormatInt(r.Energy.Value, 10),
-		amountText(r.Energy.ValueExact), amountText(r.Tariff.Value), amountText(r.Tariff.Confidence)}
-}
-
-// amountText writes an amount as its JSON does.
-func amountText(a query.Amount) string {
-	b, _ := a.MarshalJSON()
-	return string(b)
+	if err := r.Energy.Check(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", id, start+r.Date, err)
+	}
+	out := []string{id, r.Date, start, end, r.CurrencyCode, strconv.FormatInt(r.Energy.Value, 10)}
+	for _, a := range []query.Amount{r.Energy.ValueExact, r.Tariff.Value, r.Tariff.Confidence} {
+		b, err := a.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", id, start+r.Date, err)
+		}
+		out = append(out, string(b))
+	}
+	return out, nil
 }

@@ -22,17 +22,38 @@ func (s *Server) limitRequests(c *gin.Context) {
 }
 
 // admitQuery runs a heavy query's handler when the process and the account have a free
-// turn, after a short wait at most; a full queue answers 503 at once.
+// turn, after a short wait at most; a full queue answers 503 at once. Its reads run at
+// ClickHouse's background priority.
 func (s *Server) admitQuery(c *gin.Context) {
-	release, err := s.deps.Limits.EnterQuery(c.Request.Context(), scopeOf(c).AccountID)
-	if err != nil {
-		s.deps.Limits.Count(scopeOf(c).AccountID, c.FullPath(), "shed")
-		s.writeError(c, err)
+	release, ok := s.enterQuery(c)
+	if !ok {
 		return
 	}
 	defer release()
 	c.Request = c.Request.WithContext(chstore.Background(c.Request.Context()))
 	c.Next()
+}
+
+// admitRead runs a heavy read's handler (timelines, slots, location status) under the
+// same turns as admitQuery, at normal priority: interactive callers wait on these.
+func (s *Server) admitRead(c *gin.Context) {
+	release, ok := s.enterQuery(c)
+	if !ok {
+		return
+	}
+	defer release()
+	c.Next()
+}
+
+// enterQuery takes a query turn, or answers 503 and reports false.
+func (s *Server) enterQuery(c *gin.Context) (release func(), ok bool) {
+	release, err := s.deps.Limits.EnterQuery(c.Request.Context(), scopeOf(c).AccountID)
+	if err != nil {
+		s.deps.Limits.Count(scopeOf(c).AccountID, c.FullPath(), "shed")
+		s.writeError(c, err)
+		return nil, false
+	}
+	return release, true
 }
 
 // countRecordsLimited counts a meter push refused for the account's record rate.

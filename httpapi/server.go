@@ -112,7 +112,7 @@ func (s *Server) routes() {
 	a.GET("/locations/:id", s.wrap(s.getLocation))
 	a.PATCH("/locations/:id", s.wrap(s.updateLocation))
 	a.DELETE("/locations/:id", s.wrap(s.deleteLocation))
-	a.GET("/locations/:id/status", s.wrap(s.locationStatus))
+	a.GET("/locations/:id/status", s.admitRead, s.wrap(s.locationStatus)) // prices three days
 
 	a.POST("/devices", s.wrap(s.createDevice))
 	a.GET("/devices", s.wrap(s.listDevices))
@@ -133,9 +133,9 @@ func (s *Server) routes() {
 	a.POST("/costs/session/:id", s.admitQuery, s.wrap(s.costSession))
 	a.POST("/costs/fleet", s.admitQuery, s.costFleet)
 	a.POST("/costs/instant", s.wrap(s.costInstant))
-	a.GET("/tariffs/rates/:id", s.wrap(s.tariffRates))
-	a.GET("/slots/threshold/:id", s.wrap(s.slotsThreshold))
-	a.GET("/slots/time/:id", s.wrap(s.slotsTime))
+	a.GET("/tariffs/rates/:id", s.admitRead, s.wrap(s.tariffRates))
+	a.GET("/slots/threshold/:id", s.admitRead, s.wrap(s.slotsThreshold))
+	a.GET("/slots/time/:id", s.admitRead, s.wrap(s.slotsTime))
 
 	a.GET("/events", s.wrap(s.listEvents))
 	a.GET("/events/:id", s.wrap(s.getEvent))
@@ -151,7 +151,7 @@ func (s *Server) wrap(h handlerFunc) gin.HandlerFunc {
 			s.writeError(c, err)
 			return
 		}
-		c.JSON(status, body)
+		s.writeJSON(c, status, body)
 	}
 }
 

@@ -111,6 +111,8 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 			p.fail(num, d.RecordReferenceID, "time must be a Unix time in seconds between 1970-01-02 and 2105-12-31")
 		case math.IsNaN(*d.Value) || math.IsInf(*d.Value, 0) || *d.Value < 0:
 			p.fail(num, d.RecordReferenceID, "value must be a finite number, not negative")
+		case !kwhouse.Within(*d.Value*scale, kwhouse.MaxRegisterWh):
+			p.fail(num, d.RecordReferenceID, fmt.Sprintf("value is %g Wh; a register reading may be at most %g Wh", *d.Value*scale, kwhouse.MaxRegisterWh))
 		case len(d.RecordReferenceID) > 255:
 			p.fail(num, d.RecordReferenceID[:255], "record_reference_id is longer than 255 characters")
 		default:
@@ -133,6 +135,9 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 			continue
 		case prev != nil && r.wh < prev.wh:
 			p.fail(r.num, r.ref, fmt.Sprintf("register went down from %g Wh to %g Wh (meter reset?): reading not used", prev.wh, r.wh))
+			continue
+		case prev != nil && r.wh-prev.wh > kwhouse.MaxEnergyWh:
+			p.fail(r.num, r.ref, fmt.Sprintf("%g Wh since the previous reading; a step may be at most %g Wh", r.wh-prev.wh, kwhouse.MaxEnergyWh))
 			continue
 		}
 		r.valid = true

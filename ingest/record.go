@@ -176,8 +176,8 @@ func (rec *Record) setEnergy(units, value string) string {
 	default:
 		return "units must be W, KW, WH or KWH"
 	}
-	if math.IsInf(rec.EnergyWh, 0) {
-		return "value is too large"
+	if !kwhouse.Within(rec.EnergyWh, kwhouse.MaxEnergyWh) {
+		return fmt.Sprintf("value is %g Wh; a reading may be at most %g Wh", rec.EnergyWh, kwhouse.MaxEnergyWh)
 	}
 	return ""
 }

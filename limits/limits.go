@@ -134,7 +134,7 @@ func newAdmission(cfg config.Limits) *admission {
 // errBusy is the 503 of a full queue or a wait that ran out.
 func errBusy(why string, retry time.Duration) error {
 	return &kwhouse.Error{Kind: kwhouse.KindUnavailable, Code: "too_busy", RetryAfter: retry,
-		Message: "too many cost queries are running (" + why + "); retry shortly"}
+		Message: "too many heavy queries (costs, rates, slots, location status) are running (" + why + "); retry shortly"}
 }
 
 // enter waits for a turn: a free process slot and fewer than the account's share running.

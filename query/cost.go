@@ -84,6 +84,8 @@ type Pricer struct {
 	hints *dirtyHints
 	// fleetCache keeps priced fleet buckets while their rows and prices are unchanged (nil: off).
 	fleetCache *fleetCache
+	// maxRawItems bounds the records of an unaggregated interval answer (SetMaxRawItems).
+	maxRawItems int
 }
 
 // NewPricer returns a Pricer.
@@ -91,7 +93,7 @@ func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbo
 	return &Pricer{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
 		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom,
 		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize), hints: newDirtyHints(),
-		fleetCache: newFleetCache(defaultFleetCacheLocations)}
+		fleetCache: newFleetCache(defaultFleetCacheLocations), maxRawItems: DefaultMaxRawItems}
 }
 
 // costRow is one row of cost.sql.
@@ -120,6 +122,7 @@ type costArgs struct {
 	zone      string
 	daily     bool
 	instant   *ingest.Record // priced from the request instead of the table
+	maxRows   int            // more rows than this: errTooManyItems (0: no bound)
 }
 
 func (a costArgs) named() []any {
@@ -246,6 +249,8 @@ func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
 	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {
 		return nil, fmt.Errorf("render cost query: %w", err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	rows, err := c.db.Query(ctx, costStmt.With(buf.String()), args...)
 	if err != nil {
 		return nil, fmt.Errorf("cost query: %w", err)
@@ -253,6 +258,10 @@ func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
 	defer rows.Close()
 	var out []costRow
 	for rows.Next() {
+		if a.maxRows > 0 && len(out) == a.maxRows {
+			cancel() // the query stops; the rows read so far are dropped
+			return nil, errTooManyItems(a.maxRows, a.session)
+		}
 		var r costRow
 		if err := rows.Scan(&r.Key, &r.KeyEnd, &r.TariffRate, &r.Session, &r.Reference, &r.Energy, &r.Money, &r.MoneyCommodity,
 			&r.MoneyNonCommodity, &r.Confidence, &r.NImport, &r.NExport); err != nil {

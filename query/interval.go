@@ -41,8 +41,12 @@ type CostFlags struct {
 // Amount is money or energy, written with at most 6 decimals.
 type Amount float64
 
-// MarshalJSON implements json.Marshaler.
+// MarshalJSON implements json.Marshaler; an amount that is not a finite number (JSON
+// has none) is an error.
 func (a Amount) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(a)) || math.IsInf(float64(a), 0) {
+		return nil, fmt.Errorf("amount %v is not a finite number", float64(a))
+	}
 	v := math.Round(float64(a)*1e6) / 1e6
 	if v == 0 {
 		v = 0 // no "-0"
@@ -55,6 +59,30 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 type EnergyValue struct {
 	Value      int64  `json:"value"`
 	ValueExact Amount `json:"value_exact"`
+}
+
+// maxWholeWh is where whole Wh stop fitting value (an int64): 2^63.
+const maxWholeWh = 1 << 63
+
+// Check reports an energy whose whole Wh do not fit value, or that is not a number.
+func (e EnergyValue) Check() error {
+	if !(math.Abs(float64(e.ValueExact)) < maxWholeWh) {
+		return fmt.Errorf("energy %v Wh is out of range", float64(e.ValueExact))
+	}
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler: an energy out of range (Check) is an error.
+func (e EnergyValue) MarshalJSON() ([]byte, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	exact, err := e.ValueExact.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b := append(strconv.AppendInt([]byte(`{"value":`), e.Value, 10), `,"value_exact":`...)
+	return append(append(b, exact...), '}'), nil
 }
 
 // energyOf rounds wh half away from zero for value and keeps it whole for value_exact.
@@ -151,6 +179,9 @@ func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	}
 	args := costArgs{scope: scope, direction: req.Direction, session: req.Session, w0: req.Start.Unix(), w1: req.End.Unix(),
 		daily: req.Aggregation != AggregationNone}
+	if !args.daily {
+		args.maxRows = c.maxRawItems
+	}
 	loc, err := c.resolveScope(ctx, scope, req, &args)
 	if err != nil {
 		return EnergyCost{}, err

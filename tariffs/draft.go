@@ -11,7 +11,7 @@ import (
 )
 
 // draft checks a new tariff of loc past what in says on its own: its market, and that
-// its schedule compiles and prices every hour.
+// its schedule is within the size limits, compiles and prices every hour.
 func (s *Service) draft(ctx context.Context, scope kwhouse.Scope, in Input, loc catalog.Location) (Tariff, error) {
 	t := s.newTariff(scope, in, loc)
 	var err error
@@ -28,6 +28,9 @@ func (s *Service) draft(ctx context.Context, scope kwhouse.Scope, in Input, loc 
 			}
 			return Tariff{}, err
 		}
+	}
+	if err := t.Schedule.checkSize(); err != nil {
+		return Tariff{}, err
 	}
 	rules, err := t.Schedule.compile(t.MarketRates)
 	if err != nil {

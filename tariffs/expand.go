@@ -1,6 +1,8 @@
 package tariffs
 
 import (
+	"context"
+	"fmt"
 	"time"
 )
 
@@ -21,10 +23,13 @@ type Period struct {
 // of constant UTC offset: inside one, local wall time runs linearly with UTC, so a local
 // hour skipped by a spring-forward change never appears (no length) and one repeated by
 // a fall-back change appears twice (priced twice). Periods are cut at tier period starts
-// and adjacent equal periods are merged.
-func expand(rules []rule, loc *time.Location, tier string, from, to int64) []Period {
+// and adjacent equal periods are merged. Each local day costs O(rules) plus its pieces,
+// and each distinct set of applying rules is resolved once; ctx is checked every day, so
+// a request that ends stops its expansion.
+func expand(ctx context.Context, rules []rule, loc *time.Location, tier string, from, to int64) ([]Period, error) {
 	var out []Period
 	days := map[int64][]dayPiece{} // by local wall day number
+	resolver := newDayResolver(rules)
 	for u := from; u < to; {
 		_, off := time.Unix(u, 0).In(loc).Zone()
 		end := stretchEnd(u, to, loc)
@@ -33,8 +38,11 @@ func expand(rules []rule, loc *time.Location, tier string, from, to int64) []Per
 			dayEnd := min(wallEnd, (day+1)*86400)
 			pieces, ok := days[day]
 			if !ok {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("expand rate periods: %w", err)
+				}
 				d := time.Unix(day*86400, 0).UTC()
-				pieces = resolveDay(rules, int(d.Month()), d.Day(), isoWeekday(d))
+				pieces, _ = resolver.day(int(d.Month()), d.Day(), isoWeekday(d))
 				days[day] = pieces
 			}
 			tierStart := tierStartOf(day, tier, loc)
@@ -48,7 +56,7 @@ func expand(rules []rule, loc *time.Location, tier string, from, to int64) []Per
 		}
 		u = end
 	}
-	return out
+	return out, nil
 }
 
 // stretchEnd returns the end of the constant-offset stretch containing u, capped at limit.

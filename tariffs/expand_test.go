@@ -1,6 +1,7 @@
 package tariffs
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -50,7 +51,7 @@ func TestExpandSpringForwardLondon(t *testing.T) {
 	// 2024-03-31: clocks go 01:00 GMT → 02:00 BST. The local day is 23 h long:
 	// 00:00 local = 00:00Z, 16:00 BST = 15:00Z, 19:00 BST = 18:00Z, next midnight = 23:00Z.
 	loc, _ := time.LoadLocation("Europe/London")
-	ps := expand(mustRules(t, peakTOU), loc, TierMonth, utc("2024-03-31T00:00:00Z"), utc("2024-03-31T23:00:00Z"))
+	ps := expandAll(mustRules(t, peakTOU), loc, TierMonth, utc("2024-03-31T00:00:00Z"), utc("2024-03-31T23:00:00Z"))
 	want := "03-31T00:00–03-31T15:00 [0.2]\n03-31T15:00–03-31T18:00 [0.4]\n03-31T18:00–03-31T23:00 [0.2]"
 	if got := show(ps); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
@@ -64,7 +65,7 @@ func TestExpandSkippedHourHasNoLength(t *testing.T) {
 		{"valid_from":"01:00:00","valid_to":"02:00:00","rate":[{"fixed":9}]},
 		{"valid_from":"02:00:00","valid_to":"00:00:00","rate":[{"fixed":0.1}]}]}]}]`)
 	loc, _ := time.LoadLocation("Europe/London")
-	for _, p := range expand(rules, loc, TierMonth, utc("2024-03-31T00:00:00Z"), utc("2024-03-31T23:00:00Z")) {
+	for _, p := range expandAll(rules, loc, TierMonth, utc("2024-03-31T00:00:00Z"), utc("2024-03-31T23:00:00Z")) {
 		if p.Bands.Fixed[0] == 9 {
 			t.Fatalf("the skipped hour got a period: %s", show([]Period{p}))
 		}
@@ -72,7 +73,7 @@ func TestExpandSkippedHourHasNoLength(t *testing.T) {
 	// On the fall-back day (2024-10-27) 01:00–02:00 local happens twice: 00:00Z–01:00Z (BST)
 	// and 01:00Z–02:00Z (GMT), so the 9.0 rate covers two real hours.
 	var hours int64
-	for _, p := range expand(rules, loc, TierMonth, utc("2024-10-26T23:00:00Z"), utc("2024-10-28T00:00:00Z")) {
+	for _, p := range expandAll(rules, loc, TierMonth, utc("2024-10-26T23:00:00Z"), utc("2024-10-28T00:00:00Z")) {
 		if p.Bands.Fixed[0] == 9 {
 			hours += (p.End - p.Start) / 3600
 		}
@@ -94,19 +95,19 @@ func TestExpandWrapAndSpecificity(t *testing.T) {
 	 {"months":["Dec"],"dates":[25],"days_and_hours":[{"days":["All"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"fixed":0.01}]}]}]}]`)
 	loc := time.UTC
 	// Friday 2024-12-20: 00:00–00:30 is the tail of the 07:30→00:30 wrap (0.30).
-	got := show(expand(rules, loc, TierMonth, utc("2024-12-20T00:00:00Z"), utc("2024-12-21T00:00:00Z")))
+	got := show(expandAll(rules, loc, TierMonth, utc("2024-12-20T00:00:00Z"), utc("2024-12-21T00:00:00Z")))
 	want := "12-20T00:00–12-20T00:30 [0.3]\n12-20T00:30–12-20T07:30 [0.1]\n12-20T07:30–12-21T00:00 [0.3]"
 	if got != want {
 		t.Errorf("weekday:\n%s\nwant\n%s", got, want)
 	}
 	// Saturday 2024-12-21: wrap 22:00–06:00 covers 00:00–06:00 and 22:00–24:00 of the same date.
-	got = show(expand(rules, loc, TierMonth, utc("2024-12-21T00:00:00Z"), utc("2024-12-22T00:00:00Z")))
+	got = show(expandAll(rules, loc, TierMonth, utc("2024-12-21T00:00:00Z"), utc("2024-12-22T00:00:00Z")))
 	want = "12-21T00:00–12-21T06:00 [0.05]\n12-21T06:00–12-21T22:00 [0.25]\n12-21T22:00–12-22T00:00 [0.05]"
 	if got != want {
 		t.Errorf("weekend:\n%s\nwant\n%s", got, want)
 	}
 	// Wednesday 2024-12-25: the dates entry beats every other rule.
-	got = show(expand(rules, loc, TierMonth, utc("2024-12-25T00:00:00Z"), utc("2024-12-26T00:00:00Z")))
+	got = show(expandAll(rules, loc, TierMonth, utc("2024-12-25T00:00:00Z"), utc("2024-12-26T00:00:00Z")))
 	if want = "12-25T00:00–12-26T00:00 [0.01]"; got != want {
 		t.Errorf("holiday:\n%s\nwant\n%s", got, want)
 	}
@@ -115,12 +116,12 @@ func TestExpandWrapAndSpecificity(t *testing.T) {
 func TestExpandCutsAtTierPeriods(t *testing.T) {
 	flat := mustRules(t, `[{"months":["All"],"days_and_hours":[{"days":["All"],"hours":[{"valid_from":"00:00:00","valid_to":"00:00:00","rate":[{"fixed":0.2,"to_kwh":100},{"fixed":0.3}]}]}]}]`)
 	loc, _ := time.LoadLocation("America/New_York")
-	ps := expand(flat, loc, TierMonth, utc("2024-01-15T00:00:00Z"), utc("2024-03-15T00:00:00Z"))
+	ps := expandAll(flat, loc, TierMonth, utc("2024-01-15T00:00:00Z"), utc("2024-03-15T00:00:00Z"))
 	// Local month starts: 2024-02-01 00:00 EST = 05:00Z, 2024-03-01 05:00Z.
 	if len(ps) != 3 || ps[1].Start != utc("2024-02-01T05:00:00Z") || ps[2].TierStart != utc("2024-03-01T05:00:00Z") || ps[0].TierStart != utc("2024-01-01T05:00:00Z") {
 		t.Fatalf("month cuts:\n%s", show(ps))
 	}
-	if days := expand(flat, loc, TierDay, utc("2024-01-15T05:00:00Z"), utc("2024-01-18T05:00:00Z")); len(days) != 3 {
+	if days := expandAll(flat, loc, TierDay, utc("2024-01-15T05:00:00Z"), utc("2024-01-18T05:00:00Z")); len(days) != 3 {
 		t.Fatalf("day cuts: %d periods\n%s", len(days), show(days))
 	}
 }
@@ -176,7 +177,7 @@ func TestIncompleteScheduleIsRefused(t *testing.T) {
 func TestExpandAnyWindowMatchesTheStoredYear(t *testing.T) {
 	loc, _ := time.LoadLocation("America/New_York")
 	rules := mustRules(t, peakTOU)
-	year := expand(rules, loc, TierMonth, utc("2024-01-01T00:00:00Z"), utc("2025-01-01T00:00:00Z"))
+	year := expandAll(rules, loc, TierMonth, utc("2024-01-01T00:00:00Z"), utc("2025-01-01T00:00:00Z"))
 	priceAt := func(ps []Period, u int64) (float64, bool) {
 		for _, p := range ps {
 			if p.Start <= u && u < p.End {
@@ -192,7 +193,7 @@ func TestExpandAnyWindowMatchesTheStoredYear(t *testing.T) {
 		{"2024-06-15T20:45:00Z", "2024-07-20T00:00:00Z"},
 	} {
 		from, to := utc(w[0]), utc(w[1])
-		ps := expand(rules, loc, TierMonth, from, to)
+		ps := expandAll(rules, loc, TierMonth, from, to)
 		for u := from; u < to; u += 900 {
 			got, ok := priceAt(ps, u)
 			want, _ := priceAt(year, u)
@@ -202,4 +203,13 @@ func TestExpandAnyWindowMatchesTheStoredYear(t *testing.T) {
 			}
 		}
 	}
+}
+
+// expandAll expands with a context that never ends.
+func expandAll(rules []rule, loc *time.Location, tier string, from, to int64) []Period {
+	ps, err := expand(context.Background(), rules, loc, tier, from, to)
+	if err != nil {
+		panic(err)
+	}
+	return ps
 }

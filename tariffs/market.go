@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -180,8 +179,8 @@ func checkPrices(prices []MarketPrice) error {
 			switch {
 			case p.Price == nil:
 				pr.Add("parameter_missing", prefix+".price", "price is required")
-			case math.IsNaN(*p.Price) || math.IsInf(*p.Price, 0):
-				pr.Add("invalid_number", prefix+".price", "price must be finite")
+			case !kwhouse.Within(*p.Price, kwhouse.MaxPrice):
+				pr.Add("invalid_number", prefix+".price", "price must be a number from %g to %g", -kwhouse.MaxPrice, kwhouse.MaxPrice)
 			}
 			if p.Confidence != nil && (*p.Confidence < 0 || *p.Confidence > 1) {
 				pr.Add("invalid_number", prefix+".confidence", "confidence is 0..1")

@@ -15,30 +15,6 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// expandedYears remembers which (rates id, UTC year) chunks are stored. A tariff's schedule
-// never changes after creation, so a stored chunk stays valid.
-type expandedYears struct {
-	mu sync.Mutex
-	m  map[string]map[int]bool
-}
-
-func newExpandedYears() *expandedYears { return &expandedYears{m: map[string]map[int]bool{}} }
-
-func (e *expandedYears) has(id string, y int) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.m[id][y]
-}
-
-func (e *expandedYears) add(id string, y int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.m[id] == nil {
-		e.m[id] = map[int]bool{}
-	}
-	e.m[id][y] = true
-}
-
 // yearsOf lists the UTC calendar years that [from, to) touches, within what DateTime holds.
 func yearsOf(from, to int64) []int {
 	a := time.Unix(max(from, 0), 0).UTC().Year()
@@ -51,7 +27,8 @@ func yearsOf(from, to int64) []int {
 }
 
 // ensureExpanded makes sure the stored rate periods of ts cover the calendar years of
-// [from, to). Tariffs that price alike share their periods (RatesID): each is expanded once.
+// [from, to). Tariffs that price alike share their periods (RatesID): each is expanded
+// once, and concurrent requests needing the same year share one expansion (yearFlights).
 func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []*Tariff, from, to int64) error {
 	years := yearsOf(from, to)
 	byRates := map[string]*Tariff{}
@@ -62,11 +39,8 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 			continue
 		}
 		byRates[id] = t
-		for _, y := range years {
-			if !s.years.has(id, y) {
-				ids = append(ids, id)
-				break
-			}
+		if len(s.missingYears(scope, []string{id}, years)) > 0 {
+			ids = append(ids, id)
 		}
 	}
 	if len(ids) == 0 {
@@ -75,25 +49,60 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 	if err := s.loadYears(ctx, scope, ids); err != nil {
 		return err
 	}
-	var todo []tariffYear
-	for _, id := range ids {
-		for _, y := range years {
-			if !s.years.has(id, y) {
-				todo = append(todo, tariffYear{byRates[id], y})
+	for {
+		todo := s.missingYears(scope, ids, years)
+		if len(todo) == 0 {
+			return nil
+		}
+		f, owned, others := s.flights.claim(todo)
+		if f != nil {
+			err := s.expandOwned(ctx, byRates, owned)
+			s.flights.land(f, owned)
+			if err != nil {
+				return err
+			}
+		}
+		for _, o := range others {
+			select {
+			case <-o.done: // stored, or failed: then the next round claims what is missing
+			case <-ctx.Done():
+				return fmt.Errorf("wait for rate expansion: %w", ctx.Err())
 			}
 		}
 	}
-	if len(todo) == 0 {
-		return nil
+}
+
+// missingYears lists the years of ids not known to be stored in scope.
+func (s *Service) missingYears(scope kwhouse.Scope, ids []string, years []int) []yearKey {
+	var out []yearKey
+	for _, id := range ids {
+		for _, y := range years {
+			if k := (yearKey{scope, id, y}); !s.years.has(k) {
+				out = append(out, k)
+			}
+		}
 	}
-	if err := s.expandYears(ctx, scope, todo); err != nil {
+	return out
+}
+
+// expandOwned expands and stores the years claimed, then records them as stored.
+func (s *Service) expandOwned(ctx context.Context, byRates map[string]*Tariff, owned []yearKey) error {
+	todo := make([]tariffYear, len(owned))
+	for i, k := range owned {
+		todo[i] = tariffYear{byRates[k.id], k.year}
+	}
+	if err := s.expandYears(ctx, owned[0].scope, todo); err != nil {
 		return err
 	}
-	for _, ty := range todo {
-		s.years.add(ty.t.RatesID(), ty.year)
+	for _, k := range owned {
+		s.years.add(k)
 	}
 	return nil
 }
+
+// ExpandedYears counts the calendar years of rate periods this process computed from
+// schedules (kwhouse_tariff_years_expanded_total).
+func (s *Service) ExpandedYears() uint64 { return s.expanded.Load() }
 
 // tariffYear is one UTC calendar year of a tariff's rate periods.
 type tariffYear struct {
@@ -113,13 +122,14 @@ func (s *Service) loadYears(ctx context.Context, scope kwhouse.Scope, ids []stri
 		if err := rows.Scan(&id, &y); err != nil {
 			return fmt.Errorf("scan expanded year: %w", err)
 		}
-		s.years.add(id, int(y))
+		s.years.add(yearKey{scope, id, int(y)})
 	}
 	return rows.Err()
 }
 
-// Periods returns the UTC rate periods of t over [from, to), computed from its schedule.
-func (t *Tariff) Periods(from, to int64) ([]Period, error) {
+// Periods returns the UTC rate periods of t over [from, to), computed from its schedule;
+// it stops with ctx's error when ctx ends.
+func (t *Tariff) Periods(ctx context.Context, from, to int64) ([]Period, error) {
 	rules, err := t.Schedule.compile(t.MarketRates)
 	if err != nil {
 		return nil, fmt.Errorf("compile schedule of %s: %w", t.ID, err)
@@ -128,7 +138,7 @@ func (t *Tariff) Periods(from, to int64) ([]Period, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zone of %s: %w", t.ID, err)
 	}
-	return expand(rules, loc, t.TierPeriod, from, to), nil
+	return expand(ctx, rules, loc, t.TierPeriod, from, to)
 }
 
 // expandYears writes the periods of the given years in one batch, then records the years
@@ -141,9 +151,11 @@ func (s *Service) expandYears(ctx context.Context, scope kwhouse.Scope, todo []t
 	}
 	ver := uint64(s.now().UnixNano())
 	for _, ty := range todo {
-		if err := appendYear(b, scope, ty, ver); err != nil {
+		if err := appendYear(ctx, b, scope, ty, ver); err != nil {
+			_ = b.Abort() // the expansion's error is the one to report
 			return err
 		}
+		s.expanded.Add(1)
 	}
 	if err := b.Send(); err != nil {
 		return fmt.Errorf("expand rates: %w", err)
@@ -163,11 +175,11 @@ func (s *Service) expandYears(ctx context.Context, scope kwhouse.Scope, todo []t
 }
 
 // appendYear adds the periods of one UTC year of a tariff to batch b.
-func appendYear(b chstore.Batch, scope kwhouse.Scope, ty tariffYear, ver uint64) error {
+func appendYear(ctx context.Context, b chstore.Batch, scope kwhouse.Scope, ty tariffYear, ver uint64) error {
 	t := ty.t
 	from := time.Date(ty.year, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 	to := time.Date(ty.year+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	periods, err := t.Periods(from, to)
+	periods, err := t.Periods(ctx, from, to)
 	if err != nil {
 		return err
 	}

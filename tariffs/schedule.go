@@ -1,9 +1,11 @@
 package tariffs
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -280,11 +282,8 @@ func compileBands(p string, in []Band, market bool) (Bands, error) {
 		if !market && band.Fixed == nil {
 			return b, kwhouse.Invalid("parameter_missing", pi+".fixed", "fixed (price per kWh) is required")
 		}
-		for name, v := range map[string]*float64{"fixed": band.Fixed, "to_kwh": band.ToKWh,
-			"surcharge_fixed": band.SurchargeFixed, "surcharge_percentage": band.SurchargePercentage} {
-			if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0)) {
-				return b, kwhouse.Invalid("invalid_number", pi+"."+name, "must be a finite number")
-			}
+		if err := checkBandValues(pi, band); err != nil {
+			return b, err
 		}
 		upper := math.Inf(1)
 		if band.ToKWh != nil {
@@ -306,6 +305,21 @@ func compileBands(p string, in []Band, market bool) (Bands, error) {
 	return b, nil
 }
 
+// checkBandValues refuses numbers of a band outside the value ranges (kwhouse.MaxPrice …).
+func checkBandValues(p string, band Band) error {
+	for _, f := range []struct {
+		name  string
+		v     *float64
+		limit float64
+	}{{"fixed", band.Fixed, kwhouse.MaxPrice}, {"to_kwh", band.ToKWh, kwhouse.MaxTierKWh},
+		{"surcharge_fixed", band.SurchargeFixed, kwhouse.MaxPrice}, {"surcharge_percentage", band.SurchargePercentage, kwhouse.MaxSurchargePercent}} {
+		if f.v != nil && !kwhouse.Within(*f.v, f.limit) {
+			return kwhouse.Invalid("invalid_number", p+"."+f.name, "%s must be a number from %g to %g", f.name, -f.limit, f.limit)
+		}
+	}
+	return nil
+}
+
 func deref(p *float64) float64 {
 	if p == nil {
 		return 0
@@ -313,28 +327,10 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// covers reports whether r applies at second sec of a day with the given month, date and ISO weekday.
-func (r *rule) covers(month, date, weekday, sec int) bool {
-	if !r.months[month] || (r.hasDates && !r.dates[date]) || !r.days[weekday] {
-		return false
-	}
-	switch {
-	case r.from < r.to:
-		return sec >= r.from && sec < r.to
-	case r.from > r.to: // wraps: [00:00, to) and [from, 24:00) of the same date
-		return sec < r.to || sec >= r.from
-	}
-	return false // from = to (not midnight): covers nothing
-}
-
-func (r *rule) better(o *rule) bool {
-	if r.entryRank != o.entryRank {
-		return r.entryRank < o.entryRank
-	}
-	if r.dayRank != o.dayRank {
-		return r.dayRank < o.dayRank
-	}
-	return r.order < o.order
+// specificity orders rules most specific first: by entry rank, then day rank, then
+// position in the schedule (negative: r wins over o).
+func (r *rule) specificity(o *rule) int {
+	return cmp.Or(cmp.Compare(r.entryRank, o.entryRank), cmp.Compare(r.dayRank, o.dayRank), cmp.Compare(r.order, o.order))
 }
 
 // dayPiece is a stretch of a local day with one winning rule.
@@ -343,65 +339,104 @@ type dayPiece struct {
 	rule     *rule
 }
 
+// applies reports whether r applies on a day with the given month, date and ISO weekday.
+func (r *rule) applies(month, date, weekday int) bool {
+	return r.months[month] && (!r.hasDates || r.dates[date]) && r.days[weekday]
+}
+
 // resolveDay returns the winning rule over each stretch of a local date; a nil rule
-// marks uncovered time.
+// marks uncovered time. It takes O(n log n) for n applying rules: the day is cut at
+// every rule's ends, then the rules, best first, each take the stretches of their range
+// no better rule took, skipping taken ones through a union-find of the next free stretch.
 func resolveDay(rules []rule, month, date, weekday int) []dayPiece {
-	cuts := map[int]bool{0: true, 86400: true}
+	points := []int{0, 86400}
 	var live []*rule
 	for i := range rules {
-		r := &rules[i]
-		if !r.months[month] || (r.hasDates && !r.dates[date]) || !r.days[weekday] {
-			continue
+		if r := &rules[i]; r.applies(month, date, weekday) {
+			live = append(live, r)
+			points = append(points, r.from, r.to%86400)
 		}
-		live = append(live, r)
-		cuts[r.from], cuts[r.to%86400] = true, true
 	}
-	points := make([]int, 0, len(cuts))
-	for c := range cuts {
-		points = append(points, c)
+	slices.Sort(points)
+	points = slices.Compact(points)
+	slices.SortFunc(live, (*rule).specificity)
+	owner := make([]*rule, len(points)-1)
+	next := make([]int, len(points)) // next[i]: a free stretch at or after i (len-1: none)
+	for i := range next {
+		next[i] = i
 	}
-	sortInts(points)
+	take := func(r *rule, from, to int) {
+		a, _ := slices.BinarySearch(points, from)
+		b, _ := slices.BinarySearch(points, to)
+		for i := freeFrom(next, a); i < b; i = freeFrom(next, i) {
+			owner[i], next[i] = r, i+1
+		}
+	}
+	for _, r := range live {
+		switch {
+		case r.from < r.to:
+			take(r, r.from, r.to)
+		case r.from > r.to: // wraps: [00:00, to) and [from, 24:00) of the same date
+			take(r, 0, r.to)
+			take(r, r.from, 86400)
+		}
+	}
 	var out []dayPiece
-	for i := 0; i+1 < len(points); i++ {
-		a, b := points[i], points[i+1]
-		var best *rule
-		for _, r := range live {
-			if r.covers(month, date, weekday, a) && (best == nil || r.better(best)) {
-				best = r
-			}
-		}
-		if n := len(out); n > 0 && out[n-1].rule == best {
-			out[n-1].to = b
+	for i, r := range owner {
+		if n := len(out); n > 0 && out[n-1].rule == r {
+			out[n-1].to = points[i+1]
 			continue
 		}
-		out = append(out, dayPiece{from: a, to: b, rule: best})
+		out = append(out, dayPiece{from: points[i], to: points[i+1], rule: r})
 	}
 	return out
 }
 
-func sortInts(a []int) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
+// freeFrom returns the first free stretch at or after i, shortening the path it walked.
+func freeFrom(next []int, i int) int {
+	for next[i] != i {
+		next[i] = next[next[i]]
+		i = next[i]
 	}
+	return i
+}
+
+// dayResolver resolves local days once per distinct set of applying rules: a day's
+// pieces depend only on which rules apply to it.
+type dayResolver struct {
+	rules []rule
+	byKey map[string][]dayPiece
+	key   []byte
+}
+
+func newDayResolver(rules []rule) *dayResolver {
+	return &dayResolver{rules: rules, byKey: map[string][]dayPiece{}}
+}
+
+// day returns the pieces of a local date and whether they were resolved by this call.
+func (d *dayResolver) day(month, date, weekday int) ([]dayPiece, bool) {
+	d.key = liveRules(d.key[:0], d.rules, month, date, weekday)
+	if pieces, ok := d.byKey[string(d.key)]; ok {
+		return pieces, false
+	}
+	pieces := resolveDay(d.rules, month, date, weekday)
+	d.byKey[string(d.key)] = pieces
+	return pieces, true
 }
 
 // checkComplete refuses a schedule that leaves any time of any day uncovered: every
-// combination of month, weekday and date is checked (31 × 12 × 7 local days). A day's
-// pieces depend only on which rules apply that day, so each such set is resolved once.
+// combination of month, weekday and date is checked (31 × 12 × 7 local days), each
+// distinct set of applying rules once.
 func checkComplete(rules []rule) error {
-	seen := map[string]bool{}
-	live := make([]byte, 0, len(rules))
+	d := newDayResolver(rules)
 	for month := 1; month <= 12; month++ {
 		for date := 1; date <= 31; date++ {
 			for wd := 1; wd <= 7; wd++ {
-				live = liveRules(live[:0], rules, month, date, wd)
-				if seen[string(live)] {
+				pieces, fresh := d.day(month, date, wd)
+				if !fresh {
 					continue
 				}
-				seen[string(live)] = true
-				for _, p := range resolveDay(rules, month, date, wd) {
+				for _, p := range pieces {
 					if p.rule == nil {
 						return kwhouse.Invalid("incomplete_time_period", "schedule",
 							"no rate covers %02d:%02d–%02d:%02d on a %s in %s (date %d)", p.from/3600, p.from%3600/60,
@@ -417,8 +452,7 @@ func checkComplete(rules []rule) error {
 // liveRules appends to dst the indices of the rules that apply on the given day.
 func liveRules(dst []byte, rules []rule, month, date, weekday int) []byte {
 	for i := range rules {
-		r := &rules[i]
-		if r.months[month] && (!r.hasDates || r.dates[date]) && r.days[weekday] {
+		if rules[i].applies(month, date, weekday) {
 			dst = strconv.AppendInt(append(dst, ','), int64(i), 10)
 		}
 	}

@@ -6,6 +6,7 @@ package tariffs
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -98,20 +99,22 @@ func (u *Update) checkImmutable(t *Tariff) error {
 
 // Service keeps tariffs, markets and their rates.
 type Service struct {
-	docs    *docstore.Store
-	catalog *catalog.Catalog
-	db      *chstore.DB
-	now     func() time.Time
-	years   *expandedYears
-	lists   *EpochMemo[[]Tariff] // location tariff lists by pricing epoch (readTariffs)
-	scopes  *EpochMemo[[]Tariff] // every tariff of a scope by pricing epoch (PlanFleet)
-	epochs  docstore.Cache       // where pricing epochs live (SetEpochCache); nil: the document cache
+	docs     *docstore.Store
+	catalog  *catalog.Catalog
+	db       *chstore.DB
+	now      func() time.Time
+	years    *expandedYears
+	flights  *yearFlights         // years being expanded now, shared by concurrent requests
+	expanded atomic.Uint64        // calendar years computed (ExpandedYears)
+	lists    *EpochMemo[[]Tariff] // location tariff lists by pricing epoch (readTariffs)
+	scopes   *EpochMemo[[]Tariff] // every tariff of a scope by pricing epoch (PlanFleet)
+	epochs   docstore.Cache       // where pricing epochs live (SetEpochCache); nil: the document cache
 }
 
 // NewService returns a Service; the catalog shows its tariffs once given it
 // (catalog.SetTariffView).
 func NewService(db *chstore.DB, docs *docstore.Store, cat *catalog.Catalog, now func() time.Time) *Service {
-	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears()}
+	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears(), flights: newYearFlights()}
 	s.lists = NewEpochMemo[[]Tariff](s, tariffListCacheSize)
 	s.scopes = NewEpochMemo[[]Tariff](s, scopeTariffsCacheSize)
 	return s
