@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"io"
 	"math"
 	"time"
 
@@ -22,8 +24,17 @@ func (s *Server) limitRequests(c *gin.Context) {
 }
 
 // admitQuery runs a heavy query's handler when the process and the account have a free
-// turn, after a short wait at most; a full queue answers 503 at once.
+// turn, after a short wait at most; a full queue answers 503 at once. The turn is taken
+// once the whole body has arrived: a client that sends slowly holds no turn while it does
+// (and is cut off at http.read_timeout). The turn ends when the answer is written, or when
+// writing it fails at http.write_timeout because the client stopped reading.
 func (s *Server) admitQuery(c *gin.Context) {
+	body, err := readBody(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
 	release, err := s.deps.Limits.EnterQuery(c.Request.Context(), scopeOf(c).AccountID)
 	if err != nil {
 		s.deps.Limits.Count(scopeOf(c).AccountID, c.FullPath(), "shed")

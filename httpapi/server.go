@@ -48,6 +48,10 @@ type Deps struct {
 	// (or of unknown length) are stored as they arrive, IngestStreamChunk bytes at a time.
 	IngestStreamFrom  int64
 	IngestStreamChunk int
+	// SeriesMaxBodyBytes bounds a body of prices, intensities or register readings (after
+	// gzip); UploadTimeout is how long any upload may take to be read and answered.
+	SeriesMaxBodyBytes int64
+	UploadTimeout      time.Duration
 	// LocationDeleteHooks remove what belongs to a location when it is deleted.
 	LocationDeleteHooks []catalog.LocationDeleteHook
 }
