@@ -95,7 +95,7 @@ func TestDecodeWithArray(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"name":"x","other":1,"data":[]}`: "unknown_field other",
 		`{"data":[{"a":"x"}]}`:             "invalid_type data[0].a",
-		`{"data":[],"data":[]}`:            "invalid_json ",
+		`{"data":[],"data":[]}`:            "invalid_json data",
 		`[]`:                               "invalid_body ",
 	} {
 		h = holder{}
