@@ -97,12 +97,13 @@ func (s *Server) routes() {
 	e.GET("/login", s.wrap(s.login))
 
 	// Meter pushes are charged by records (in ingest), everything else by requests.
-	m := e.Group("/meters", s.authenticate) // meter bodies have their own, larger limit
+	// Uploads have their own, larger body limits and ingest.body_timeout (uploadTime).
+	m := e.Group("/meters", s.authenticate, s.uploadTime)
 	m.PUT("/interval", s.wrap(s.putInterval))
 	m.PUT("/cumulative/epoch", s.wrap(s.putCumulative))
 	m.GET("/batch", s.limitRequests, s.wrap(s.getBatch))
-	e.PUT("/markets/:id/prices", s.authenticate, s.limitRequests, s.wrap(s.putMarketPrices)) // a year of prices exceeds the metadata limit
-	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.limitRequests, s.wrap(s.putCarbonIntensities))
+	e.PUT("/markets/:id/prices", s.authenticate, s.limitRequests, s.uploadTime, s.wrap(s.putMarketPrices))
+	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.limitRequests, s.uploadTime, s.wrap(s.putCarbonIntensities))
 
 	a := e.Group("/", s.authenticate, s.limitRequests, s.limitBody(s.deps.MaxBodyBytes))
 	a.POST("/customers", s.wrap(s.createCustomer))
