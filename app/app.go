@@ -125,6 +125,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		IngestStreamChunk:   ic.StreamChunkBytes,
 		SeriesMaxBodyBytes:  cmp.Or(ic.MaxSeriesBytes, min(ic.MaxBodyBytes, DefaultSeriesBytes)),
 		UploadTimeout:       ic.BodyTimeout,
+		WriteTimeout:        cfg.HTTP.WriteTimeout,
 		Tariffs:             a.Tariffs,
 		Pricer:              a.Pricer,
 		Carbon:              a.Carbon,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -27,7 +28,8 @@ func (s *Server) limitRequests(c *gin.Context) {
 // turn, after a short wait at most; a full queue answers 503 at once. The turn is taken
 // once the whole body has arrived: a client that sends slowly holds no turn while it does
 // (and is cut off at http.read_timeout). The turn ends when the answer is written, or when
-// writing it fails at http.write_timeout because the client stopped reading.
+// writing it fails because the client stopped reading: the answer is due
+// http.write_timeout after the turn began.
 func (s *Server) admitQuery(c *gin.Context) {
 	body, err := readBody(c)
 	if err != nil {
@@ -42,6 +44,11 @@ func (s *Server) admitQuery(c *gin.Context) {
 		return
 	}
 	defer release()
+	if d := s.deps.WriteTimeout; d > 0 {
+		// The answer is due http.write_timeout after the turn began, not after the
+		// request arrived: waiting for the turn does not eat the query's time.
+		_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(d))
+	}
 	c.Request = c.Request.WithContext(chstore.Background(c.Request.Context()))
 	c.Next()
 }

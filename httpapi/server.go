@@ -52,6 +52,9 @@ type Deps struct {
 	// gzip); UploadTimeout is how long any upload may take to be read and answered.
 	SeriesMaxBodyBytes int64
 	UploadTimeout      time.Duration
+	// WriteTimeout is http.write_timeout: an admitted cost query's answer is due that long
+	// after its turn began.
+	WriteTimeout time.Duration
 	// LocationDeleteHooks remove what belongs to a location when it is deleted.
 	LocationDeleteHooks []catalog.LocationDeleteHook
 }
