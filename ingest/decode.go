@@ -134,13 +134,14 @@ func decodeLines(body []byte, first, maxLine int, fn func(num int, r *rawRecord)
 			text, body = body, nil
 		}
 		s := &scanner{b: text}
-		s.ws()
-		if s.i == len(text) {
-			continue
+		if len(text) <= maxLine {
+			if s.ws(); s.i == len(text) {
+				continue // blank
+			}
 		}
 		err := error(nil)
 		switch {
-		case len(text) > maxLine:
+		case len(text) > maxLine: // even of spaces: the stream keeps only its start
 			err = &SyntaxError{Msg: fmt.Sprintf("longer than the line limit of %d bytes", maxLine)}
 		case s.peek() != '{':
 			err = &SyntaxError{Offset: s.i, Msg: fmt.Sprintf("line %d is not a JSON object", line)}
