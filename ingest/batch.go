@@ -35,7 +35,8 @@ type FailedRecord struct {
 	Error             string `json:"error"`
 }
 
-// maxFailedKept bounds the failures stored with a batch (all are returned by the PUT).
+// maxFailedKept bounds the failures stored with a batch: an API batch lists at most
+// ingest.max_failed_records (≤ 10,000) already; a bulk load's chunk lists all of its own.
 const maxFailedKept = 10_000
 
 // batchRow is a batch summary waiting to be stored with its records' flush.

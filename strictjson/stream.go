@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -132,9 +133,22 @@ func (s *recordingReader) or(err error, msg string) error {
 		return fmt.Errorf("read body: %w", s.err)
 	case msg != "" && errors.Is(err, io.EOF):
 		return kwhouse.Invalid("invalid_body", "", "%s", msg)
+	case errors.Is(err, errInvalidUTF8):
+		return kwhouse.Invalid("invalid_utf8", "", "the request body is not valid UTF-8")
 	}
 	return jsonError(err)
 }
+
+// errInvalidUTF8 is the decoder's own error for invalid UTF-8 (its package keeps it
+// unexported), taken from decoding such a string once.
+var errInvalidUTF8 = func() error {
+	_, err := jsontext.NewDecoder(strings.NewReader("\"\xff\"")).ReadToken()
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) && syn.Err != nil {
+		return syn.Err
+	}
+	return errors.New("unreachable: invalid UTF-8 was accepted")
+}()
 
 // end checks that nothing but white space follows the value.
 func (s *recordingReader) end(dec *jsontext.Decoder) error {
