@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -184,7 +185,14 @@ func put(base, key, path, contentType, encoding string, body io.Reader, n int64)
 		return "connection closed"
 	}
 	defer res.Body.Close()
-	_, _ = io.Copy(io.Discard, res.Body)
+	answer, _ := io.ReadAll(res.Body)
+	var batch struct {
+		Listed []json.RawMessage `json:"failed_records"`
+		Count  *int              `json:"failed_records_count"`
+	}
+	if res.StatusCode == 200 && json.Unmarshal(answer, &batch) == nil && batch.Count != nil {
+		return fmt.Sprintf("200 (%d KB, %d failures listed of %d)", len(answer)>>10, len(batch.Listed), *batch.Count)
+	}
 	return strconv.Itoa(res.StatusCode)
 }
 
