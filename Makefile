@@ -89,7 +89,7 @@ bench-onboard: services ## Onboarding: location + tariff pairs/s with 1, 8, 32 c
 	$(GO) run ./bench/onboard
 
 .PHONY: bench-load
-bench-load: services ## Fairness: one account's ingest alone, then beside 16 clients of cost queries of another (2 min)
+bench-load: services ## Fairness: ingest alone, beside 16 cost clients of another account (2 min), then normal tenants alone and beside a hostile one (2 × 90 s)
 	$(GO) run ./bench/load
 
 .PHONY: bench-slots

@@ -65,6 +65,9 @@ type Options struct {
 	NoCache bool
 }
 
+// DefaultSeriesBytes is ingest.max_series_bytes of a config that leaves it 0.
+const DefaultSeriesBytes = 32 << 20
+
 // New opens ClickHouse (creating the database), applies migrations, connects Redis and
 // builds the API.
 func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options) (*App, error) {
@@ -97,7 +100,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	ic := cfg.Ingest
 	a.Writer = ingest.NewWriter(db, writerConfig(ic))
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
-		Charge: a.Limits.TakeRecords}, now)
+		MaxFailedRecords: ic.MaxFailedRecords, MaxLineBytes: ic.MaxLineBytes, Charge: a.Limits.TakeRecords}, now)
 	a.Catalog = catalog.New(docs, a.Ingest)
 	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
 	a.Tariffs.SetEpochCache(a.Cache)
@@ -124,6 +127,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		IngestMaxBodyBytes:  ic.MaxBodyBytes,
 		IngestStreamFrom:    cmp.Or(ic.StreamFrom, ingest.DefaultStreamFrom),
 		IngestStreamChunk:   ic.StreamChunkBytes,
+		SeriesMaxBodyBytes:  cmp.Or(ic.MaxSeriesBytes, min(ic.MaxBodyBytes, DefaultSeriesBytes)),
+		UploadTimeout:       ic.BodyTimeout,
+		WriteTimeout:        cfg.HTTP.WriteTimeout,
 		Tariffs:             a.Tariffs,
 		Pricer:              a.Pricer,
 		Carbon:              a.Carbon,
@@ -164,7 +170,9 @@ func (a *App) Listen() (string, error) {
 		return "", fmt.Errorf("listen on %s: %w", a.Config.HTTP.Addr, err)
 	}
 	a.listener = ln
-	a.server = &http.Server{Handler: a.API.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	h := a.Config.HTTP
+	a.server = &http.Server{Handler: a.API.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: h.ReadTimeout, WriteTimeout: h.WriteTimeout, IdleTimeout: h.IdleTimeout}
 	return ln.Addr().String(), nil
 }
 

@@ -27,6 +27,9 @@ type IntensitiesResult struct {
 // MaxIntensitiesPerRequest bounds one PUT (a year of 15-minute intensities fits).
 const MaxIntensitiesPerRequest = 40_000
 
+// IntensitiesBound stops reading a body of intensities at its first one too many (413).
+var IntensitiesBound = catalog.SeriesBound("intensities", MaxIntensitiesPerRequest)
+
 // maxInterval is how far before a window an interval may start and still reach into it.
 const maxInterval = 32 * 86400
 

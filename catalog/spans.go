@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/strictjson"
 )
 
 // Span is one [Start, End) interval of a series sent in a request (market prices, carbon
@@ -22,6 +23,18 @@ type Series struct {
 	Item func(i int, prefix string, p *kwhouse.Problems) Span
 }
 
+// TooMany is the 413 of a request with more than max items of a series (too_many_<what>).
+func TooMany(what string, max int) error {
+	return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "too_many_" + what,
+		Message: fmt.Sprintf("at most %d %s per request", max, what)}
+}
+
+// SeriesBound is what a series body may hold while it is read: the API stops reading at
+// item max+1 with TooMany, before CheckSeries sees the items.
+func SeriesBound(what string, max int) strictjson.Bound {
+	return strictjson.Bound{Max: max, TooMany: func() error { return TooMany(what, max) }}
+}
+
 // CheckSeries reports every problem of a series of n intervals (kwhouse.Problems): none or
 // more than s.Max (too_many_<what>, 413), each item's value, and spans that are empty,
 // reversed, longer than s.MaxSpan, outside 1971–2105, not whole seconds, or overlapping
@@ -31,8 +44,7 @@ func CheckSeries(n int, s Series) error {
 	case n == 0:
 		return kwhouse.Invalid("parameter_missing", "", "send at least one of the %s", s.What)
 	case n > s.Max:
-		return &kwhouse.Error{Kind: kwhouse.KindTooLarge, Code: "too_many_" + s.What,
-			Message: fmt.Sprintf("at most %d %s per request", s.Max, s.What)}
+		return TooMany(s.What, s.Max)
 	}
 	var p kwhouse.Problems
 	spans := make([]Span, n)

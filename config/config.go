@@ -54,6 +54,14 @@ type HTTP struct {
 	Addr            string        `mapstructure:"addr"`
 	MaxBodyBytes    int64         `mapstructure:"max_body_bytes"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// ReadTimeout bounds reading a whole request, headers and body; WriteTimeout the time
+	// from the end of its headers to the end of its answer (a client that stops reading
+	// an answer loses its connection, and a cost query its turn, then); IdleTimeout a
+	// kept-alive connection's wait for its next request. 0 is no limit. Meter, price and
+	// intensity uploads have ingest.body_timeout instead of the first two.
+	ReadTimeout  time.Duration `mapstructure:"read_timeout"`
+	WriteTimeout time.Duration `mapstructure:"write_timeout"`
+	IdleTimeout  time.Duration `mapstructure:"idle_timeout"`
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
 	PprofAddr string `mapstructure:"pprof_addr"`
 }
@@ -141,6 +149,17 @@ type Ingest struct {
 	// arrives, StreamChunkBytes at a time, instead of being read whole (no size limit).
 	StreamFrom       int64 `mapstructure:"stream_from"`
 	StreamChunkBytes int   `mapstructure:"stream_chunk_bytes"`
+	// MaxSeriesBytes bounds a body of market prices, carbon intensities or register
+	// readings, counted after gzip as it is read.
+	MaxSeriesBytes int64 `mapstructure:"max_series_bytes"`
+	// BodyTimeout is how long an upload (meter records and readings, prices,
+	// intensities) may take from its headers to its answer.
+	BodyTimeout time.Duration `mapstructure:"body_timeout"`
+	// MaxFailedRecords is how many failed records a batch lists (the first by record
+	// number); failed_records_count counts them all.
+	MaxFailedRecords int `mapstructure:"max_failed_records"`
+	// MaxLineBytes bounds one NDJSON line.
+	MaxLineBytes int `mapstructure:"max_line_bytes"`
 }
 
 // Costs configures cost queries.
@@ -166,6 +185,9 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("http.addr", ":8080")
 	v.SetDefault("http.max_body_bytes", 1<<20)
 	v.SetDefault("http.shutdown_timeout", 15*time.Second)
+	v.SetDefault("http.read_timeout", 30*time.Second)
+	v.SetDefault("http.write_timeout", 60*time.Second)
+	v.SetDefault("http.idle_timeout", 2*time.Minute)
 	v.SetDefault("http.pprof_addr", "")
 	v.SetDefault("clickhouse.addr", "127.0.0.1:9000")
 	v.SetDefault("clickhouse.database", "kwhouse")
@@ -197,6 +219,10 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("ingest.queue_length", 64)
 	v.SetDefault("ingest.stream_from", int64(16)<<20)
 	v.SetDefault("ingest.stream_chunk_bytes", 8<<20)
+	v.SetDefault("ingest.max_series_bytes", int64(32)<<20)
+	v.SetDefault("ingest.body_timeout", 10*time.Minute)
+	v.SetDefault("ingest.max_failed_records", 1000)
+	v.SetDefault("ingest.max_line_bytes", 64<<10)
 	// Generous: a fleet's daily upload and the project's benchmarks never meet them.
 	v.SetDefault("limits.requests_per_second", 10000)
 	v.SetDefault("limits.request_burst", 20000)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kwhouse/kwhouse/config"
 )
@@ -114,5 +115,33 @@ func TestTheFileInTheWorkingDirectoryIsKwhouseYAMLOnly(t *testing.T) {
 	}
 	if cfg, err = config.Load(config.New(), ""); err != nil || cfg.ClickHouse.Database != "here" {
 		t.Errorf("./kwhouse.yaml not read: %v, %+v", err, cfg)
+	}
+}
+
+// The timeouts and request bounds load with their defaults and refuse values out of range.
+func TestTimeoutsAndBodyBounds(t *testing.T) {
+	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", secret)
+	c, err := config.Load(config.New(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTP.ReadTimeout != 30*time.Second || c.HTTP.WriteTimeout != time.Minute || c.HTTP.IdleTimeout != 2*time.Minute ||
+		c.Ingest.MaxSeriesBytes != 32<<20 || c.Ingest.BodyTimeout != 10*time.Minute || c.Ingest.MaxFailedRecords != 1000 ||
+		c.Ingest.MaxLineBytes != 64<<10 {
+		t.Errorf("defaults: %+v %+v", c.HTTP, c.Ingest)
+	}
+	for env, value := range map[string]string{
+		"KWHOUSE_HTTP_WRITE_TIMEOUT":        "-1s",
+		"KWHOUSE_INGEST_MAX_FAILED_RECORDS": "20000",
+		"KWHOUSE_INGEST_MAX_LINE_BYTES":     "100",
+		"KWHOUSE_INGEST_MAX_SERIES_BYTES":   "1073741824", // over ingest.max_body_bytes
+	} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, value)
+			key := strings.ToLower(strings.Replace(strings.TrimPrefix(env, "KWHOUSE_"), "_", ".", 1))
+			if _, err := config.Load(config.New(), ""); err == nil || !strings.Contains(err.Error(), key) {
+				t.Fatalf("%s=%s: %v, want an error naming %s", env, value, err, key)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 )
 
 // FieldError names the config key that holds a bad value.
@@ -92,6 +93,7 @@ func (c *Config) problems() []error {
 	if c.Ingest.MaxBodyBytes < c.HTTP.MaxBodyBytes {
 		add("ingest.max_body_bytes", "must be at least http.max_body_bytes")
 	}
+	c.checkBounds(add)
 	if c.Ingest.FlushRows < 1 {
 		add("ingest.flush_rows", "must be at least 1")
 	}
@@ -159,5 +161,25 @@ func (l Limits) validate(add func(key, format string, args ...any)) {
 	}
 	if l.QueryWait < 0 {
 		add("limits.query_wait", "must not be negative")
+	}
+}
+
+// checkBounds checks the timeouts and the request-size bounds (0 keeps a size's built-in
+// default, a timeout of 0 is none).
+func (c *Config) checkBounds(add func(key, format string, args ...any)) {
+	for key, d := range map[string]time.Duration{"http.read_timeout": c.HTTP.ReadTimeout, "http.write_timeout": c.HTTP.WriteTimeout,
+		"http.idle_timeout": c.HTTP.IdleTimeout, "ingest.body_timeout": c.Ingest.BodyTimeout} {
+		if d < 0 {
+			add(key, "must not be negative")
+		}
+	}
+	if n := c.Ingest.MaxFailedRecords; n < 0 || n > 10_000 {
+		add("ingest.max_failed_records", "must be 1..10000 (0: the default), got %d", n)
+	}
+	if n := c.Ingest.MaxLineBytes; n != 0 && (n < 1024 || n > c.Ingest.StreamChunkBytes && c.Ingest.StreamChunkBytes > 0) {
+		add("ingest.max_line_bytes", "must be at least 1024 and at most ingest.stream_chunk_bytes, got %d", n)
+	}
+	if n := c.Ingest.MaxSeriesBytes; n < 0 || n > c.Ingest.MaxBodyBytes {
+		add("ingest.max_series_bytes", "must be at most ingest.max_body_bytes (0: the default), got %d", n)
 	}
 }

@@ -27,19 +27,19 @@ func (s *Server) getCarbonSeries(c *gin.Context) (int, any, error) {
 	return http.StatusOK, se, err
 }
 
-// putCarbonIntensities takes the ingest body limit: a year of intensities exceeds the
+// putCarbonIntensities takes ingest.max_series_bytes: a year of intensities exceeds the
 // metadata limit, as market prices do.
 func (s *Server) putCarbonIntensities(c *gin.Context) (int, any, error) {
 	id, err := pathID(c, kwhouse.PrefixCarbon)
 	if err != nil {
 		return 0, nil, err
 	}
-	body, err := readMeterBody(c, s.deps.IngestMaxBodyBytes)
-	if err != nil {
+	// Another account's series, or none, is a 404 before a byte of the body is read.
+	if _, err := s.deps.Carbon.Get(c.Request.Context(), scopeOf(c), id); err != nil {
 		return 0, nil, err
 	}
-	var ivs []carbon.Intensity
-	if err := decodeJSON(body, &ivs); err != nil {
+	ivs, err := decodeSeries[carbon.Intensity](c, s.deps.SeriesMaxBodyBytes, carbon.IntensitiesBound)
+	if err != nil {
 		return 0, nil, err
 	}
 	out, err := s.deps.Carbon.PutIntensities(c.Request.Context(), scopeOf(c), id, ivs)

@@ -34,15 +34,30 @@ func tooLarge(n int64) error {
 // decodeBody reads a JSON object body into v, rejecting unknown fields, wrong types,
 // duplicate names and trailing data, with the offending field as param.
 func decodeBody(c *gin.Context, v any) error {
-	body, err := io.ReadAll(c.Request.Body)
+	body, err := readBody(c)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLarge(mbe.Limit)
-		}
-		return kwhouse.Invalid("unreadable_body", "", "could not read the request body: %v", err)
+		return err
 	}
 	return decodeJSON(body, v)
+}
+
+// readBody reads the whole body (of at most limitBody's bytes).
+func readBody(c *gin.Context) ([]byte, error) {
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return nil, bodyReadError(err)
+	}
+	return body, nil
+}
+
+// bodyReadError is the answer to a body that could not be read: 413 past a byte limit,
+// 400 otherwise (a client that stopped sending, or sent too slowly: http.read_timeout).
+func bodyReadError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge(mbe.Limit)
+	}
+	return kwhouse.Invalid("unreadable_body", "", "could not read the request body: %v", err)
 }
 
 // decodeJSON decodes a JSON object strictly into v.

@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
+	"io"
 	"math"
+	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -45,13 +48,28 @@ func (s *Server) admitRead(c *gin.Context) {
 	c.Next()
 }
 
-// enterQuery takes a query turn, or answers 503 and reports false.
+// enterQuery takes a query turn, or answers 503 and reports false. The turn is taken once
+// the whole body has arrived: a client that sends slowly holds no turn while it does (and
+// is cut off at http.read_timeout). The turn ends when the answer is written, or when
+// writing it fails because the client stopped reading: the answer is due
+// http.write_timeout after the turn began.
 func (s *Server) enterQuery(c *gin.Context) (release func(), ok bool) {
-	release, err := s.deps.Limits.EnterQuery(c.Request.Context(), scopeOf(c).AccountID)
+	body, err := readBody(c)
+	if err != nil {
+		s.writeError(c, err)
+		return nil, false
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	release, err = s.deps.Limits.EnterQuery(c.Request.Context(), scopeOf(c).AccountID)
 	if err != nil {
 		s.deps.Limits.Count(scopeOf(c).AccountID, c.FullPath(), "shed")
 		s.writeError(c, err)
 		return nil, false
+	}
+	if d := s.deps.WriteTimeout; d > 0 {
+		// The answer is due http.write_timeout after the turn began, not after the
+		// request arrived: waiting for the turn does not eat the query's time.
+		_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(d))
 	}
 	return release, true
 }

@@ -1,18 +1,14 @@
 package httpapi
 
 import (
-	"bytes"
-	"compress/gzip"
-	"errors"
-	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/ingest"
+	"github.com/kwhouse/kwhouse/strictjson"
 )
 
 // putInterval stores interval records: a JSON array, or application/x-ndjson of any
@@ -36,32 +32,26 @@ func (s *Server) putInterval(c *gin.Context) (int, any, error) {
 
 // streamInterval stores a large NDJSON body as it arrives (docs/ingest.md, "Streaming").
 func (s *Server) streamInterval(c *gin.Context) (int, any, error) {
-	var r io.Reader = c.Request.Body
-	switch enc := strings.ToLower(c.GetHeader("Content-Encoding")); enc {
-	case "", "identity":
-	case "gzip":
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return 0, nil, kwhouse.Invalid("invalid_encoding", "", "the body is not gzip: %v", err)
-		}
-		defer zr.Close()
-		r = zr
-	default:
-		return 0, nil, kwhouse.Invalid("invalid_encoding", "", "Content-Encoding %q is not supported (use gzip)", enc)
+	r, done, err := decodedBody(c, c.Request.Body)
+	if err != nil {
+		return 0, nil, err
 	}
+	defer done()
 	b, err := s.deps.Ingest.SubmitIntervalStream(c.Request.Context(), scopeOf(c), r, s.deps.IngestStreamChunk)
 	s.countRecordsLimited(c, err)
 	return http.StatusOK, b, err
 }
 
 func (s *Server) putCumulative(c *gin.Context) (int, any, error) {
-	body, err := readMeterBody(c, s.deps.IngestMaxBodyBytes)
+	r, done, err := uploadBody(c, s.deps.SeriesMaxBodyBytes)
 	if err != nil {
 		return 0, nil, err
 	}
+	defer done()
 	var in ingest.CumulativeInput
-	if err := decodeJSON(body, &in); err != nil {
-		return 0, nil, err
+	// Read as it arrives: past the readings' bound (413) nothing more is read.
+	if err := strictjson.DecodeWithArray(r, &in, "data", &in.Data, s.deps.Ingest.ReadingsBound()); err != nil {
+		return 0, nil, streamError(err)
 	}
 	b, err := s.deps.Ingest.SubmitCumulative(c.Request.Context(), scopeOf(c), in)
 	s.countRecordsLimited(c, err)
@@ -78,44 +68,4 @@ func (s *Server) getBatch(c *gin.Context) (int, any, error) {
 	}
 	b, err := s.deps.Ingest.Batch(c.Request.Context(), scopeOf(c), id)
 	return http.StatusOK, b, err
-}
-
-// readMeterBody reads a body of at most limit bytes, decompressed when gzip-encoded (the
-// limit applies to the decompressed size too).
-func readMeterBody(c *gin.Context, limit int64) ([]byte, error) {
-	if c.Request.ContentLength > limit {
-		return nil, tooLarge(limit)
-	}
-	var r io.Reader = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-	switch enc := strings.ToLower(c.GetHeader("Content-Encoding")); enc {
-	case "", "identity":
-	case "gzip":
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, kwhouse.Invalid("invalid_encoding", "", "the body is not gzip: %v", err)
-		}
-		defer zr.Close()
-		r = io.LimitReader(zr, limit+1)
-	default:
-		return nil, kwhouse.Invalid("invalid_encoding", "", "Content-Encoding %q is not supported (use gzip)", enc)
-	}
-	body, err := readAll(r, c.Request.ContentLength, limit)
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return nil, tooLarge(limit)
-	case err != nil:
-		return nil, kwhouse.Invalid("unreadable_body", "", "could not read the body: %v", err)
-	case int64(len(body)) > limit:
-		return nil, tooLarge(limit)
-	}
-	return body, nil
-}
-
-// readAll reads r into a buffer sized from the announced length (io.ReadAll would regrow
-// and copy a multi-megabyte body a dozen times).
-func readAll(r io.Reader, announced, limit int64) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(announced, 0), limit)+bytes.MinRead))
-	_, err := buf.ReadFrom(r)
-	return buf.Bytes(), err
 }

@@ -62,6 +62,7 @@ type batchBody struct {
 	RecordsSubmitted int    `json:"records_submitted"`
 	RecordsAccepted  int    `json:"records_accepted"`
 	RecordsProcessed int    `json:"records_processed"`
+	FailedCount      int    `json:"failed_records_count"`
 	FailedRecords    []struct {
 		RecordNum         int    `json:"record_num"`
 		RecordReferenceID string `json:"record_reference_id"`

@@ -48,6 +48,13 @@ type Deps struct {
 	// (or of unknown length) are stored as they arrive, IngestStreamChunk bytes at a time.
 	IngestStreamFrom  int64
 	IngestStreamChunk int
+	// SeriesMaxBodyBytes bounds a body of prices, intensities or register readings (after
+	// gzip); UploadTimeout is how long any upload may take to be read and answered.
+	SeriesMaxBodyBytes int64
+	UploadTimeout      time.Duration
+	// WriteTimeout is http.write_timeout: an admitted cost query's answer is due that long
+	// after its turn began.
+	WriteTimeout time.Duration
 	// LocationDeleteHooks remove what belongs to a location when it is deleted.
 	LocationDeleteHooks []catalog.LocationDeleteHook
 }
@@ -93,12 +100,13 @@ func (s *Server) routes() {
 	e.GET("/login", s.wrap(s.login))
 
 	// Meter pushes are charged by records (in ingest), everything else by requests.
-	m := e.Group("/meters", s.authenticate) // meter bodies have their own, larger limit
+	// Uploads have their own, larger body limits and ingest.body_timeout (uploadTime).
+	m := e.Group("/meters", s.authenticate, s.uploadTime)
 	m.PUT("/interval", s.wrap(s.putInterval))
 	m.PUT("/cumulative/epoch", s.wrap(s.putCumulative))
 	m.GET("/batch", s.limitRequests, s.wrap(s.getBatch))
-	e.PUT("/markets/:id/prices", s.authenticate, s.limitRequests, s.wrap(s.putMarketPrices)) // a year of prices exceeds the metadata limit
-	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.limitRequests, s.wrap(s.putCarbonIntensities))
+	e.PUT("/markets/:id/prices", s.authenticate, s.limitRequests, s.uploadTime, s.wrap(s.putMarketPrices))
+	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.limitRequests, s.uploadTime, s.wrap(s.putCarbonIntensities))
 
 	a := e.Group("/", s.authenticate, s.limitRequests, s.limitBody(s.deps.MaxBodyBytes))
 	a.POST("/customers", s.wrap(s.createCustomer))

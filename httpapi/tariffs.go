@@ -87,12 +87,12 @@ func (s *Server) putMarketPrices(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	body, err := readMeterBody(c, s.deps.IngestMaxBodyBytes)
-	if err != nil {
+	// Another account's market, or none, is a 404 before a byte of the body is read.
+	if _, err := s.deps.Tariffs.GetMarket(c.Request.Context(), scopeOf(c), id); err != nil {
 		return 0, nil, err
 	}
-	var prices []tariffs.MarketPrice
-	if err := decodeJSON(body, &prices); err != nil {
+	prices, err := decodeSeries[tariffs.MarketPrice](c, s.deps.SeriesMaxBodyBytes, tariffs.PricesBound)
+	if err != nil {
 		return 0, nil, err
 	}
 	r, err := s.deps.Tariffs.PutPrices(c.Request.Context(), scopeOf(c), id, prices)

@@ -14,15 +14,18 @@ import (
 
 // Batch is the summary of one submission (object meter_batch).
 type Batch struct {
-	ID               string         `json:"id"`
-	Object           string         `json:"object"`
-	LiveMode         bool           `json:"live_mode"`
-	RecordsSubmitted int            `json:"records_submitted"`
-	RecordsAccepted  int            `json:"records_accepted"`
-	RecordsProcessed int            `json:"records_processed"`
-	FailedRecords    []FailedRecord `json:"failed_records"`
-	TimeCreated      time.Time      `json:"time_created"`
-	AccountID        string         `json:"account_id"`
+	ID               string `json:"id"`
+	Object           string `json:"object"`
+	LiveMode         bool   `json:"live_mode"`
+	RecordsSubmitted int    `json:"records_submitted"`
+	RecordsAccepted  int    `json:"records_accepted"`
+	RecordsProcessed int    `json:"records_processed"`
+	// FailedRecords lists the first failures by record number (ingest.max_failed_records);
+	// FailedRecordsCount counts every one (a kwhouse field; FlatPeak's batch lists all).
+	FailedRecords      []FailedRecord `json:"failed_records"`
+	FailedRecordsCount int            `json:"failed_records_count"`
+	TimeCreated        time.Time      `json:"time_created"`
+	AccountID          string         `json:"account_id"`
 }
 
 // FailedRecord is a record that was not stored, and why.
@@ -32,7 +35,8 @@ type FailedRecord struct {
 	Error             string `json:"error"`
 }
 
-// maxFailedKept bounds the failures stored with a batch (all are returned by the PUT).
+// maxFailedKept bounds the failures stored with a batch: an API batch lists at most
+// ingest.max_failed_records (≤ 10,000) already; a bulk load's chunk lists all of its own.
 const maxFailedKept = 10_000
 
 // batchRow is a batch summary waiting to be stored with its records' flush.
@@ -80,6 +84,7 @@ func (s *Service) Batch(ctx context.Context, scope kwhouse.Scope, id string) (Ba
 		return Batch{}, fmt.Errorf("get batch %s: %w", id, err)
 	}
 	b.RecordsSubmitted, b.RecordsAccepted, b.RecordsProcessed = int(sub), int(acc), int(proc)
+	b.FailedRecordsCount = b.RecordsSubmitted - b.RecordsAccepted
 	if err := json.Unmarshal([]byte(failed), &b.FailedRecords); err != nil {
 		return Batch{}, fmt.Errorf("decode failed records of %s: %w", id, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/strictjson"
 )
 
 // CumulativeInput is the body of PUT /meters/cumulative/epoch: register readings of one
@@ -76,6 +77,12 @@ func (in *CumulativeInput) validate(max int) (Record, float64, error) {
 	return key, scale, p.Err()
 }
 
+// ReadingsBound stops reading a body of register readings at its first reading over
+// ingest.max_records_per_request (413).
+func (s *Service) ReadingsBound() strictjson.Bound {
+	return strictjson.Bound{Max: s.maxRecords, TooMany: func() error { return tooManyRecords(s.maxRecords) }}
+}
+
 // register is a reading in Wh at a Unix time.
 type register struct {
 	num   int
@@ -100,7 +107,7 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 	if err := s.chargeFor(ctx, scope, len(in.Data)); err != nil {
 		return Batch{}, err
 	}
-	p := &parsed{}
+	p := &parsed{failed: failures{keep: s.maxFailed}}
 	regs := make([]register, 0, len(in.Data))
 	for i, d := range in.Data {
 		num := i // 0-based position in data, as FlatPeak's record_num

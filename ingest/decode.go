@@ -114,12 +114,17 @@ func decodeArray(body []byte, fn func(num int, r *rawRecord) error) error {
 // decodeNDJSON reads one record object per line; blank lines are skipped. A line that is
 // not one well-formed JSON object is a *SyntaxError naming the line.
 func decodeNDJSON(body []byte, fn func(num int, r *rawRecord) error) error {
-	return decodeLines(body, 0, fn, nil)
+	return decodeLines(body, 0, DefaultMaxLine, fn, nil)
 }
 
+// DefaultMaxLine is the longest NDJSON line when the config leaves ingest.max_line_bytes 0:
+// a record is 100–250 bytes, and at most about 4 KiB with every string at its limit.
+const DefaultMaxLine = 64 << 10
+
 // decodeLines reads NDJSON lines, the first of them line number first (0-based). A line
-// that is not one JSON object goes to bad, when given, and ends the decoding otherwise.
-func decodeLines(body []byte, first int, fn func(num int, r *rawRecord) error, bad func(num int, err error)) error {
+// that is not one JSON object, or is longer than maxLine bytes, goes to bad, when given,
+// and ends the decoding otherwise.
+func decodeLines(body []byte, first, maxLine int, fn func(num int, r *rawRecord) error, bad func(num int, err error)) error {
 	var r rawRecord
 	for line := first + 1; len(body) > 0; line++ {
 		var text []byte
@@ -129,15 +134,21 @@ func decodeLines(body []byte, first int, fn func(num int, r *rawRecord) error, b
 			text, body = body, nil
 		}
 		s := &scanner{b: text}
-		s.ws()
-		if s.i == len(text) {
-			continue
+		if len(text) <= maxLine {
+			if s.ws(); s.i == len(text) {
+				continue // blank
+			}
 		}
 		err := error(nil)
-		if s.peek() != '{' {
+		switch {
+		case len(text) > maxLine: // even of spaces: the stream keeps only its start
+			err = &SyntaxError{Msg: fmt.Sprintf("longer than the line limit of %d bytes", maxLine)}
+		case s.peek() != '{':
 			err = &SyntaxError{Offset: s.i, Msg: fmt.Sprintf("line %d is not a JSON object", line)}
-		} else if err = s.record(&r); err == nil {
-			err = s.end()
+		default:
+			if err = s.record(&r); err == nil {
+				err = s.end()
+			}
 		}
 		if err != nil {
 			err = lineError(err, line)

@@ -1,9 +1,9 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -24,6 +24,8 @@ type Service struct {
 	db         *chstore.DB
 	now        func() time.Time
 	maxRecords int
+	maxFailed  int // failed records a batch lists
+	maxLine    int // bytes of one NDJSON line
 	charge     func(ctx context.Context, scope kwhouse.Scope, n int) error
 
 	verMu   sync.Mutex
@@ -33,6 +35,11 @@ type Service struct {
 // Config configures the service.
 type Config struct {
 	MaxRecordsPerRequest int
+	// MaxFailedRecords is how many failed records a batch lists, the first by record
+	// number (0: DefaultMaxFailed); Batch.FailedRecordsCount counts them all.
+	MaxFailedRecords int
+	// MaxLineBytes bounds one NDJSON line (0: DefaultMaxLine); a longer line fails.
+	MaxLineBytes int
 	// Charge, when set, is asked for a request's records once they are parsed and before
 	// anything is stored; an error refuses the whole request (an account's record rate).
 	Charge func(ctx context.Context, scope kwhouse.Scope, n int) error
@@ -40,8 +47,9 @@ type Config struct {
 
 // NewService returns a Service writing through w.
 func NewService(w *Writer, owners Owners, cfg Config, now func() time.Time) *Service {
-	return &Service{writer: w, owners: owners, db: w.db,
-		now: now, maxRecords: cfg.MaxRecordsPerRequest, charge: cfg.Charge}
+	return &Service{writer: w, owners: owners, db: w.db, now: now, maxRecords: cfg.MaxRecordsPerRequest,
+		maxFailed: cmp.Or(cfg.MaxFailedRecords, DefaultMaxFailed), maxLine: cmp.Or(cfg.MaxLineBytes, DefaultMaxLine),
+		charge: cfg.Charge}
 }
 
 // BodyFormat is how a request body frames its records (a bulk file: FileFormat).
@@ -61,10 +69,12 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 	defer queued()
 	// A record takes 100–250 bytes of JSON: room for the body's records up front saves
 	// regrowing (and copying) the slices as they arrive.
-	p := newParsed(min(len(body)/100, s.maxRecords) + 1)
+	p := newParsed(min(len(body)/100, s.maxRecords)+1, s.maxFailed)
 	decode := decodeArray
 	if format == BodyNDJSON {
-		decode = decodeNDJSON
+		decode = func(body []byte, fn func(num int, r *rawRecord) error) error {
+			return decodeLines(body, 0, s.maxLine, fn, nil)
+		}
 	}
 	err := decode(body, func(num int, r *rawRecord) error {
 		if format == BodyJSONArray && num >= s.maxRecords {
@@ -91,12 +101,13 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 type parsed struct {
 	records   []Record
 	nums      []int // record numbers of records: 0-based positions in a request, file lines in a bulk load
-	failed    []FailedRecord
+	failed    failures
 	submitted int
 }
 
-func newParsed(capacity int) *parsed {
-	return &parsed{records: make([]Record, 0, capacity), nums: make([]int, 0, capacity)}
+// newParsed holds room for capacity records and lists the first keep failures (0: all).
+func newParsed(capacity, keep int) *parsed {
+	return &parsed{records: make([]Record, 0, capacity), nums: make([]int, 0, capacity), failed: failures{keep: keep}}
 }
 
 func (p *parsed) accept(num int, rec Record) {
@@ -105,7 +116,7 @@ func (p *parsed) accept(num int, rec Record) {
 }
 
 func (p *parsed) fail(num int, ref, problem string) {
-	p.failed = append(p.failed, FailedRecord{RecordNum: num, RecordReferenceID: ref, Error: problem})
+	p.failed.add(FailedRecord{RecordNum: num, RecordReferenceID: ref, Error: problem})
 	p.submitted++
 }
 
@@ -129,13 +140,14 @@ func (s *Service) newBatch(scope kwhouse.Scope) Batch {
 
 // add counts p's records in the batch. A record is what the caller sent: an interval
 // record, or a cumulative reading (whose first reading and exact repeats store no
-// interval); accepted = sent − failed.
+// interval); accepted = sent − failed. The batch lists the first failures by record number,
+// as many as p keeps, and counts all of them.
 func (b *Batch) add(p *parsed) {
 	b.RecordsSubmitted += p.submitted
-	b.RecordsAccepted += p.submitted - len(p.failed)
+	b.RecordsAccepted += p.submitted - p.failed.count
 	b.RecordsProcessed += p.submitted
-	b.FailedRecords = append(b.FailedRecords, p.failed...)
-	sort.Slice(b.FailedRecords, func(i, j int) bool { return b.FailedRecords[i].RecordNum < b.FailedRecords[j].RecordNum })
+	b.FailedRecordsCount += p.failed.count
+	b.FailedRecords = firstFailed(append(b.FailedRecords, p.failed.kept...), p.failed.keep)
 }
 
 // write stores p's accepted records under batch summary, and the summary itself once
@@ -178,10 +190,10 @@ func (s *Service) checkOwners(ctx context.Context, scope kwhouse.Scope, p *parse
 	for i, rec := range p.records {
 		switch {
 		case !okLoc(rec.LocationID):
-			p.failed = append(p.failed, FailedRecord{RecordNum: p.nums[i], RecordReferenceID: rec.RecordRef,
+			p.failed.add(FailedRecord{RecordNum: p.nums[i], RecordReferenceID: rec.RecordRef,
 				Error: fmt.Sprintf("location_id %s: no such location", rec.LocationID)})
 		case rec.DeviceID != "" && !okDev(rec.DeviceID):
-			p.failed = append(p.failed, FailedRecord{RecordNum: p.nums[i], RecordReferenceID: rec.RecordRef,
+			p.failed.add(FailedRecord{RecordNum: p.nums[i], RecordReferenceID: rec.RecordRef,
 				Error: fmt.Sprintf("device_id %s: no such device", rec.DeviceID)})
 		default:
 			kept, nums = append(kept, rec), append(nums, p.nums[i])

@@ -75,6 +75,9 @@ type PricesResult struct {
 // MaxPricesPerRequest bounds one PUT of prices (a year of 15-minute prices fits).
 const MaxPricesPerRequest = 40_000
 
+// PricesBound stops reading a body of prices at its first price too many (413).
+var PricesBound = catalog.SeriesBound("prices", MaxPricesPerRequest)
+
 // CreateMarket stores a market.
 // A new default market of a country replaces the earlier one, which is updated to
 // default: false (market.update) in the same insert: one default per country and mode.

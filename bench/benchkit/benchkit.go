@@ -71,18 +71,42 @@ func defaultLimits() config.Limits {
 // under prefix) and serves it: the setup of a benchmark that starts from nothing. close
 // stops the server and the app.
 func StartFresh(ctx context.Context, db, prefix string) (a *app.App, base string, close func(), err error) {
-	return start(ctx, db, prefix, true)
+	return start(ctx, db, prefix, true, nil)
+}
+
+// StartFreshWith is StartFresh with the config adjusted by adjust first.
+func StartFreshWith(ctx context.Context, db, prefix string, adjust func(*config.Config)) (a *app.App, base string, close func(), err error) {
+	return start(ctx, db, prefix, true, adjust)
+}
+
+// ServingDefaults sets c's HTTP timeouts and ingest bounds to the service's defaults (with
+// KWHOUSE_* applied): what a benchmark of misbehaving clients must meet.
+func ServingDefaults(c *config.Config) {
+	var d config.Config
+	v := config.New()
+	if err := v.UnmarshalKey("http", &d.HTTP); err != nil {
+		panic(err)
+	}
+	if err := v.UnmarshalKey("ingest", &d.Ingest); err != nil {
+		panic(err)
+	}
+	c.HTTP.ReadTimeout, c.HTTP.WriteTimeout, c.HTTP.IdleTimeout = d.HTTP.ReadTimeout, d.HTTP.WriteTimeout, d.HTTP.IdleTimeout
+	c.Ingest.MaxBodyBytes, c.Ingest.MaxSeriesBytes, c.Ingest.BodyTimeout = d.Ingest.MaxBodyBytes, d.Ingest.MaxSeriesBytes, d.Ingest.BodyTimeout
+	c.Ingest.MaxFailedRecords, c.Ingest.MaxLineBytes = d.Ingest.MaxFailedRecords, d.Ingest.MaxLineBytes
 }
 
 // Start is StartFresh on the database as it is (migrated, not dropped): for benchmarks
 // that isolate each run in an account of its own, as a running service does, instead of
 // deleting the last run's files first (see docs/benchmarks.md, onboarding session 9).
 func Start(ctx context.Context, db, prefix string) (a *app.App, base string, close func(), err error) {
-	return start(ctx, db, prefix, false)
+	return start(ctx, db, prefix, false, nil)
 }
 
-func start(ctx context.Context, db, prefix string, fresh bool) (a *app.App, base string, close func(), err error) {
+func start(ctx context.Context, db, prefix string, fresh bool, adjust func(*config.Config)) (a *app.App, base string, close func(), err error) {
 	cfg := Config(db)
+	if adjust != nil {
+		adjust(cfg)
+	}
 	cfg.ClickHouse.LogQueries = os.Getenv("KWBENCH_LOG_QUERIES") != ""
 	if fresh {
 		if err := DropDatabase(ctx, cfg.ClickHouse); err != nil {

@@ -3,6 +3,12 @@
 // account fire month-by-DAY cost queries for as long again. It prints ingest records/s and
 // request p99 in both phases (target: ≥ 80 % of the solo rate kept), the cost queries'
 // p50/p99, how many were shed (503) or limited (429), and the process's peak RSS.
+//
+// Then the normal tenants (the same ingest, and 2 cost clients) run for -hostile twice:
+// alone, and beside a hostile tenant that loops over slow bodies, a stalled reader,
+// 200 MiB gzip bodies, a 100 MB plain body, 3 M failing NDJSON lines and a 256 MiB line
+// (hostile.go). It prints both phases' ingest rate and cost p99 (target: within 20 %),
+// the process's peak RSS in each, and what each attack got.
 package main
 
 import (
@@ -24,6 +30,8 @@ import (
 type options struct {
 	fleet, perRequest, ingestClients, costClients, dashboards int
 	solo, loaded                                              time.Duration
+	hostile                                                   time.Duration
+	normalCost, hostileFleet                                  int
 }
 
 func main() {
@@ -35,6 +43,9 @@ func main() {
 	flag.IntVar(&o.dashboards, "dashboards", 20, "locations of the querying account")
 	flag.DurationVar(&o.solo, "solo", 30*time.Second, "ingest alone")
 	flag.DurationVar(&o.loaded, "duration", 2*time.Minute, "ingest with the cost queries")
+	flag.DurationVar(&o.hostile, "hostile", 90*time.Second, "each of the normal tenants' phases without and beside the hostile tenant (0: skip)")
+	flag.IntVar(&o.normalCost, "normal-cost-clients", 2, "cost-query clients of the normal tenants beside the hostile one")
+	flag.IntVar(&o.hostileFleet, "hostile-fleet", 100, "priced locations of the hostile tenant (its stalled CSV answer: ≈ 38 KB each)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatal(err)
@@ -43,7 +54,8 @@ func main() {
 
 func run(o options) error {
 	ctx := context.Background()
-	a, base, stop, err := benchkit.StartFresh(ctx, "kwbench_load", "kwbenchload:") // every run starts from an empty database
+	// Every run starts from an empty database, on the service's timeouts and body bounds.
+	a, base, stop, err := benchkit.StartFreshWith(ctx, "kwbench_load", "kwbenchload:", benchkit.ServingDefaults)
 	if err != nil {
 		return err
 	}
@@ -71,7 +83,51 @@ func run(o options) error {
 		len(costs.lat), costs.p(50), costs.p(99), costs.shed, costs.limited, costs.failed)
 	fmt.Printf("ingest errors: %d alone, %d under queries; peak RSS of the process (server and clients) %s\n",
 		solo.failed, loaded.failed, peakRSS())
+	if o.hostile <= 0 {
+		return nil
+	}
+	h, err := newHostile(ctx, a, base, o.hostileFleet)
+	if err != nil {
+		return fmt.Errorf("hostile tenant: %w", err)
+	}
+	quiet := normalPhase(base, fleet, dash, o, nil, 2)
+	loud := normalPhase(base, fleet, dash, o, h, 3)
+	for _, p := range []struct {
+		name string
+		r    phaseResult
+	}{{"normal tenants alone", quiet}, {"beside the hostile", loud}} {
+		fmt.Printf("%-22s ingest %9.0f records/s (p99 %6.1f ms); cost p50 %6.1f ms p99 %6.1f ms, %d served, %d shed, %d other; peak RSS %d MiB\n",
+			p.name+":", p.r.ing.rate, p.r.ing.p(99), p.r.cost.p(50), p.r.cost.p(99), len(p.r.cost.lat), p.r.cost.shed, p.r.cost.failed+p.r.cost.limited, p.r.rss)
+	}
+	fmt.Printf("kept beside the hostile: ingest %.0f %%, cost p99 %.0f %% of alone (target: ingest ≥ 80 %%, p99 ≤ 120 %%)\n",
+		100*loud.ing.rate/quiet.ing.rate, 100*loud.cost.p(99)/quiet.cost.p(99))
+	fmt.Println("hostile attacks (outcome × count):")
+	h.report()
 	return nil
+}
+
+// phaseResult is the normal tenants' figures of one phase, and the process's peak RSS.
+type phaseResult struct {
+	ing, cost stats
+	rss       int64 // MiB
+}
+
+// normalPhase runs the normal tenants' ingest and cost queries for o.hostile, beside h's
+// attacks when h is not nil.
+func normalPhase(base string, fleet, dash account, o options, h *hostile, round int) phaseResult {
+	rss := sampleRSS()
+	until := time.Now().Add(o.hostile)
+	var wg sync.WaitGroup
+	if h != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); h.run(base, until) }()
+	}
+	var costs stats
+	wg.Add(1)
+	go func() { defer wg.Done(); costs = queryFor(base, dash, o.normalCost, until) }()
+	ing := ingest(base, fleet, o, o.hostile, round)
+	wg.Wait()
+	return phaseResult{ing: ing, cost: costs, rss: rss.peakMiB()}
 }
 
 // account is an account's key and its location ids.
@@ -172,11 +228,15 @@ func ingest(base string, acc account, o options, d time.Duration, round int) sta
 // query fires month-by-DAY costs over the dashboard account's locations until the loaded
 // phase ends.
 func query(base string, acc account, o options) stats {
+	return queryFor(base, acc, o.costClients, time.Now().Add(o.loaded))
+}
+
+// queryFor fires month-by-DAY costs with clients clients until deadline.
+func queryFor(base string, acc account, clients int, deadline time.Time) stats {
 	var mu sync.Mutex
 	var out stats
-	deadline := time.Now().Add(o.loaded)
 	var wg sync.WaitGroup
-	for c := 0; c < o.costClients; c++ {
+	for c := 0; c < clients; c++ {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()

@@ -1,0 +1,124 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kwhouse/kwhouse/config"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
+)
+
+// admissionOf runs the API with queries turns at once, one per account, and the given
+// server timeouts.
+func admissionOf(queries int, wait, read, write time.Duration) apitest.Options {
+	return apitest.Options{Configure: func(c *config.Config) {
+		c.Limits = config.Limits{Queries: queries, AccountQueries: 1, QueryQueue: 32, QueryWait: wait}
+		c.HTTP.ReadTimeout, c.HTTP.WriteTimeout = read, write
+	}}
+}
+
+// dialSmall connects to the API with a 4 KiB receive buffer: a client that stops reading
+// stalls the server's writes after a few megabytes at most.
+func dialSmall(t *testing.T, api *apitest.API) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(api.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// Two accounts' clients send fleet-cost bodies at a trickle; a third account's cost
+// request is still served: a turn is taken only once a body has arrived. (The turns of a
+// 2-core box: two at once, one per account.)
+func TestSlowBodiesHoldNoCostTurn(t *testing.T) {
+	api := apitest.Start(t, admissionOf(2, 3*time.Second, 30*time.Second, time.Minute))
+	done := make(chan struct{})
+	defer close(done)
+	for _, name := range []string{"slow-a", "slow-b"} {
+		conn := dialSmall(t, api)
+		fmt.Fprintf(conn, "POST /costs/fleet HTTP/1.1\r\nHost: kwhouse\r\nAuthorization: %s\r\n"+
+			"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", api.NewAccount(name).Test())
+		go func() { // a byte every 100 ms until the test ends: the body never completes
+			for {
+				select {
+				case <-done:
+					return
+				case <-time.After(100 * time.Millisecond):
+					if _, err := conn.Write([]byte(" ")); err != nil {
+						return
+					}
+				}
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // both requests are in the server, their handlers running
+	c := api.NewAccount("prompt")
+	for i := 0; i < 3; i++ {
+		r := api.Do(apitest.Request{Method: "POST", Path: "/costs/fleet", Auth: c.Test(),
+			Body: map[string]any{"start_time": "2024-01-01T00:00:00Z", "end_time": "2024-01-02T00:00:00Z"}})
+		if r.Status != 200 {
+			t.Fatalf("cost request %d of a third account beside two slow bodies: %d %s, want 200", i, r.Status, r.Body)
+		}
+	}
+}
+
+// A client that asks for a large answer and stops reading it loses its turn when the
+// write times out: another account's query, waiting for the only turn, is served.
+func TestStalledReaderLosesItsTurn(t *testing.T) {
+	api := apitest.Start(t, admissionOf(1, 30*time.Second, 30*time.Second, 10*time.Second))
+	a, b := api.NewAccount("stalled"), api.NewAccount("waiting")
+	// Several MB of CSV: 100 priced locations × 366 days, one reading a day each.
+	var lines strings.Builder
+	for l := 0; l < 100; l++ {
+		loc := api.Do(apitest.Request{Method: "POST", Path: "/locations", Auth: a.Test(),
+			Body: map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}}).Map(t)["id"].(string)
+		if r := api.Do(apitest.Request{Method: "POST", Path: "/tariffs/elements", Auth: a.Test(), Body: map[string]any{
+			"location_id": loc, "direction": "IMPORT", "type": "COMMODITY", "contract_start_date": "2020-01-01T00:00:00Z",
+			"contract_end_date": "2030-01-01T00:00:00Z", "schedule": flat(map[string]any{"fixed": 0.25})}}); r.Status != 200 {
+			t.Fatalf("tariff: %d %s", r.Status, r.Body)
+		}
+		for d := 0; d < 366; d++ {
+			s := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC).AddDate(0, 0, d)
+			fmt.Fprintf(&lines, `{"location_id":%q,"units":"WH","value":%d,"start_time":%q,"end_time":%q}`+"\n",
+				loc, 100+d, s.Format(time.RFC3339), s.Add(time.Hour).Format(time.RFC3339))
+		}
+	}
+	if r := api.Do(apitest.Request{Method: "PUT", Path: "/meters/interval", Auth: a.Test(), Body: lines.String(),
+		Header: map[string]string{"Content-Type": "application/x-ndjson"}}); r.Status != 200 {
+		t.Fatalf("readings: %d %.300s", r.Status, r.Body)
+	}
+	body := `{"start_time":"2024-01-01T00:00:00Z","end_time":"2025-01-01T00:00:00Z","aggregation":"DAY","group_by":"location"}`
+	// Read whole once: the fleet cache then answers the stalled request well within its
+	// turn's 10 s. (Without a write deadline, the same stalled request holds the turn for
+	// good and the other account gets 503 too_busy.)
+	warm := api.Do(apitest.Request{Method: "POST", Path: "/costs/fleet", Auth: a.Test(), Body: body,
+		Header: map[string]string{"Accept": "text/csv"}})
+	if warm.Status != 200 || len(warm.Body) < 3<<20 {
+		t.Fatalf("fleet CSV read whole: %d, %d bytes; want 200 and a few MB", warm.Status, len(warm.Body))
+	}
+	conn := dialSmall(t, api)
+	fmt.Fprintf(conn, "POST /costs/fleet HTTP/1.1\r\nHost: kwhouse\r\nAuthorization: %s\r\nAccept: text/csv\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", a.Test(), len(body), body)
+	// Read the status line (the query ran, its answer is being written), then nothing.
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.Contains(status, " 200 ") {
+		t.Fatalf("stalled client: %q %v", status, err)
+	}
+	start := time.Now()
+	r := api.Do(apitest.Request{Method: "POST", Path: "/costs/fleet", Auth: b.Test(),
+		Body: map[string]any{"start_time": "2024-01-01T00:00:00Z", "end_time": "2024-01-02T00:00:00Z"}})
+	if r.Status != http.StatusOK {
+		t.Fatalf("query of another account while a client stalls: %d %s after %s, want 200", r.Status, r.Body, time.Since(start))
+	}
+}
