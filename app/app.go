@@ -30,6 +30,7 @@ import (
 	"github.com/kwhouse/kwhouse/rediscache"
 	"github.com/kwhouse/kwhouse/schema"
 	"github.com/kwhouse/kwhouse/tariffs"
+	"github.com/kwhouse/kwhouse/versions"
 )
 
 // App is the assembled service.
@@ -91,13 +92,15 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		cache = docstore.NoCache{}
 	}
 	docs := docstore.New(db, cache, now)
+	clock := versionClock(a.Cache, now, log)
+	docs.SetVersionClock(clock)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Limits = limits.New(cfg.Limits, a.Cache, log, reg)
 	ic := cfg.Ingest
 	a.Writer = ingest.NewWriter(db, writerConfig(ic))
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
-		Charge: a.Limits.TakeRecords}, now)
+		Charge: a.Limits.TakeRecords, Versions: clock}, now)
 	a.Catalog = catalog.New(docs, a.Ingest)
 	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
 	a.Tariffs.SetEpochCache(a.Cache)
@@ -215,15 +218,23 @@ func (a *App) Close() error {
 	return errors.Join(a.Cache.Close(), a.DB.Close())
 }
 
+// versionClock is the row-version clock of the deployment: a counter in its Redis, under
+// its key prefix (docs/operations.md, "Row versions").
+func versionClock(cache *rediscache.Cache, now func() time.Time, log *slog.Logger) *versions.Clock {
+	return versions.New(cache.Scripter(), cache.Key("row-version"), now, log)
+}
+
 // Loader is what `kwhouse ingest` needs: the ingest service on its own stores.
 type Loader struct {
 	Ingest *ingest.Service
 	DB     *chstore.DB
 	writer *ingest.Writer
+	cache  *rediscache.Cache
 }
 
 // OpenLoader opens ClickHouse with the schema applied and an ingest service that checks
-// ids straight against ClickHouse (no Redis needed).
+// ids straight against ClickHouse. Redis gives only the row versions the servers draw
+// from too; without it the loader's own clock does.
 func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loader, error) {
 	db, err := openMigrated(ctx, cfg, Options{}, log)
 	if err != nil {
@@ -232,14 +243,16 @@ func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loa
 	ic := cfg.Ingest
 	w := ingest.NewWriter(db, writerConfig(ic))
 	docs := docstore.New(db, docstore.NoCache{}, time.Now)
-	svc := ingest.NewService(w, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, time.Now)
-	return &Loader{Ingest: svc, DB: db, writer: w}, nil
+	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
+	svc := ingest.NewService(w, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
+		Versions: versionClock(cache, time.Now, log)}, time.Now)
+	return &Loader{Ingest: svc, DB: db, writer: w, cache: cache}, nil
 }
 
 // Close flushes and closes.
 func (l *Loader) Close() error {
 	l.writer.Close()
-	return l.DB.Close()
+	return errors.Join(l.cache.Close(), l.DB.Close())
 }
 
 // writerConfig is the meter writer of the ingest settings (the service's and the bulk
@@ -270,6 +283,7 @@ func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger) (*I
 			"addr", cfg.Redis.Addr, "err", err)
 	}
 	docs := docstore.New(db, cache, time.Now)
+	docs.SetVersionClock(versionClock(cache, time.Now, log))
 	cat := catalog.New(docs, nil)
 	trf := tariffs.NewService(db, docs, cat, time.Now)
 	cat.SetTariffView(trf)

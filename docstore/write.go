@@ -82,7 +82,10 @@ func (g *groupCommit) flush(ctx context.Context, insert func(context.Context, []
 
 // insert stores docs as one block.
 func (s *Store) insert(ctx context.Context, docs []Doc) error {
-	base := uint64(s.now().UnixNano())
+	base, err := s.versions.Next(ctx, len(docs))
+	if err != nil {
+		return fmt.Errorf("document versions: %w", err)
+	}
 	batch, err := s.db.Insert(ctx, insertStmt)
 	if err != nil {
 		return fmt.Errorf("write documents: %w", err)

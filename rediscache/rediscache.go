@@ -63,6 +63,12 @@ func (c *Cache) Ping(ctx context.Context) error {
 	return err
 }
 
+// Scripter is the client, for scripts of other packages (the row-version clock).
+func (c *Cache) Scripter() redis.Scripter { return c.client }
+
+// Key is key under the cache's prefix, as the scripts of Scripter must name it.
+func (c *Cache) Key(key string) string { return c.prefix + key }
+
 // Close closes the client.
 func (c *Cache) Close() error { return c.client.Close() }
 
