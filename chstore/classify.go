@@ -21,6 +21,11 @@ var retryableCodes = map[int32]bool{
 	210: true, // NETWORK_ERROR
 	241: true, // MEMORY_LIMIT_EXCEEDED
 	252: true, // TOO_MANY_PARTS
+	// A cluster's metadata quorum (quorum.go), once its wait has run out.
+	codeTooFewLiveReplicas: true,
+	codeQuorumBusy:         true,
+	codeReplicaBehind:      true,
+	codeQuorumUnknown:      true,
 }
 
 // Classify wraps err as kwhouse's Unavailable when ClickHouse could not be reached or asks

@@ -114,12 +114,9 @@ func render(path, stmt string, form Form) (string, error) {
 	return buf.String(), nil
 }
 
-// shardingKeys are the tables sharded across a cluster, with their sharding key: a
-// location's records live on one shard, so per-reading argMax/FINAL stay exact. Every
-// other table is small metadata, replicated to every node so that any node answers any read.
-var shardingKeys = map[string]string{"meter_records": "cityHash64(location_id)",
-	// The tables 0008 copies meter_records through, sharded as it is.
-	"meter_records_by_day": "cityHash64(location_id)", "meter_records_by_month": "cityHash64(location_id)"}
+// shardingKeys are the tables sharded across a cluster (chstore.ShardingKeys, which inserts
+// consult too): every other table is metadata, replicated to every node.
+var shardingKeys = chstore.ShardingKeys
 
 // localName is a sharded table's per-shard table on a cluster ("<name>_local"), else name.
 func localName(form Form, name string) string {
