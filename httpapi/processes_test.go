@@ -99,3 +99,11 @@ func TestLastResendWinsWhateverTheProcessesClocks(t *testing.T) {
 		}
 	}
 }
+
+// The checks a user behind a load balancer makes, through two processes connected to
+// different nodes (on a cluster; on one server, to the same one).
+func TestTwoProcessesOnDifferentNodesActAsOneService(t *testing.T) {
+	a := apitest.Start(t, apitest.Options{})
+	b := apitest.Start(t, apitest.Options{ShareWith: a, ClickHouse: apitest.OtherNodeFirst})
+	apitest.CheckOneService(t, a, b, "fresh")
+}
