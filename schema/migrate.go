@@ -199,25 +199,16 @@ var (
 	recordStmt      = chstore.Register("schema.record", "INSERT INTO schema_migrations (version, name, applied_at) VALUES")
 )
 
-// Apply runs every migration not yet recorded in schema_migrations, in order. Every
-// statement is idempotent (IF NOT EXISTS), so a run cut short is safe to repeat.
+// Apply runs every migration not yet recorded in schema_migrations, in order, and refuses
+// (*TooNewError) a database migrated past what this kwhouse knows. Every statement is
+// idempotent (IF NOT EXISTS), so a run cut short is safe to repeat. Apply takes no lock:
+// servers migrate through ApplyLocked.
 func Apply(ctx context.Context, db *chstore.DB, log *slog.Logger) error {
-	form := Form{Cluster: db.Cluster, Database: db.Database}
-	migs, err := Migrations(form)
+	pending, err := Pending(ctx, db)
 	if err != nil {
 		return err
 	}
-	if err := ensureBookkeeping(ctx, db, form); err != nil {
-		return err
-	}
-	done, err := applied(ctx, db)
-	if err != nil {
-		return err
-	}
-	for _, m := range migs {
-		if done[m.Version] {
-			continue
-		}
+	for _, m := range pending {
 		for i, stmt := range m.Statements {
 			if err := db.Exec(ctx, migrationStmt.With(stmt)); err != nil {
 				return fmt.Errorf("migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
