@@ -19,6 +19,7 @@ var retryableCodes = map[int32]bool{
 	202: true, // TOO_MANY_SIMULTANEOUS_QUERIES
 	209: true, // SOCKET_TIMEOUT
 	210: true, // NETWORK_ERROR
+	242: true, // TABLE_IS_READ_ONLY: a restarted replica before its ZooKeeper session is back
 	241: true, // MEMORY_LIMIT_EXCEEDED
 	252: true, // TOO_MANY_PARTS
 	// A cluster's metadata quorum (quorum.go), once its wait has run out.
