@@ -106,4 +106,7 @@ func TestTwoProcessesOnDifferentNodesActAsOneService(t *testing.T) {
 	a := apitest.Start(t, apitest.Options{})
 	b := apitest.Start(t, apitest.Options{ShareWith: a, ClickHouse: apitest.OtherNodeFirst})
 	apitest.CheckOneService(t, a, b, "fresh")
+	// A second account with the same tariff product: its rate periods are its own rows,
+	// which the processes' memory of expanded years must not take as already stored.
+	apitest.CheckOneService(t, a, b, "a second account")
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// expandedYears remembers which (rates id, UTC year) chunks are stored. A tariff's schedule
-// never changes after creation, so a stored chunk stays valid.
+// expandedYears remembers which (scope, rates id, UTC year) chunks are stored. A tariff's
+// schedule never changes after creation, so a stored chunk stays valid. The scope is part
+// of the key because the rows are: two accounts with alike tariffs share a rates id but
+// each has its own rows.
 type expandedYears struct {
 	mu sync.Mutex
 	m  map[string]map[int]bool
@@ -24,19 +26,24 @@ type expandedYears struct {
 
 func newExpandedYears() *expandedYears { return &expandedYears{m: map[string]map[int]bool{}} }
 
-func (e *expandedYears) has(id string, y int) bool {
+func (e *expandedYears) has(scope kwhouse.Scope, id string, y int) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.m[id][y]
+	return e.m[yearsKey(scope, id)][y]
 }
 
-func (e *expandedYears) add(id string, y int) {
+func (e *expandedYears) add(scope kwhouse.Scope, id string, y int) {
+	id = yearsKey(scope, id)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.m[id] == nil {
 		e.m[id] = map[int]bool{}
 	}
 	e.m[id][y] = true
+}
+
+func yearsKey(scope kwhouse.Scope, id string) string {
+	return fmt.Sprintf("%s/%t/%s", scope.AccountID, scope.LiveMode, id)
 }
 
 // yearsOf lists the UTC calendar years that [from, to) touches, within what DateTime holds.
@@ -63,7 +70,7 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 		}
 		byRates[id] = t
 		for _, y := range years {
-			if !s.years.has(id, y) {
+			if !s.years.has(scope, id, y) {
 				ids = append(ids, id)
 				break
 			}
@@ -78,7 +85,7 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 	var todo []tariffYear
 	for _, id := range ids {
 		for _, y := range years {
-			if !s.years.has(id, y) {
+			if !s.years.has(scope, id, y) {
 				todo = append(todo, tariffYear{byRates[id], y})
 			}
 		}
@@ -90,7 +97,7 @@ func (s *Service) ensureExpanded(ctx context.Context, scope kwhouse.Scope, ts []
 		return err
 	}
 	for _, ty := range todo {
-		s.years.add(ty.t.RatesID(), ty.year)
+		s.years.add(scope, ty.t.RatesID(), ty.year)
 	}
 	return nil
 }
@@ -113,7 +120,7 @@ func (s *Service) loadYears(ctx context.Context, scope kwhouse.Scope, ids []stri
 		if err := rows.Scan(&id, &y); err != nil {
 			return fmt.Errorf("scan expanded year: %w", err)
 		}
-		s.years.add(id, int(y))
+		s.years.add(scope, id, int(y))
 	}
 	return rows.Err()
 }
