@@ -1,12 +1,14 @@
 package apitest
 
 import (
+	"context"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/config"
 )
 
@@ -24,7 +26,7 @@ func OtherNodeFirst(c *config.ClickHouse) {
 // next request. tag names the round (one test may check several times).
 func CheckOneService(t *testing.T, one, two *API, tag string) {
 	t.Helper()
-	acc := one.NewAccount("one-service-" + tag) // an account made through 1 works through 2
+	acc := newAccountRetrying(t, one, "one-service-"+tag) // an account made through 1 works through 2
 	do1, do2 := retrying(one.As(acc.Test())), retrying(two.As(acc.Test()))
 	loc := do1("POST", "/locations", map[string]any{"postal_address": map[string]any{"country_code": "GB"}}).Map(t)["id"].(string)
 	if got := pushOne(t, do2, loc); got != "" {
@@ -53,6 +55,22 @@ func CheckOneService(t *testing.T, one, two *API, tag string) {
 }
 
 type caller = func(method, path string, body any) Response
+
+// newAccountRetrying creates an account as NewAccount does, again after a 503-like
+// failure (a pooled connection to a node that was restarted).
+func newAccountRetrying(t *testing.T, a *API, name string) Account {
+	t.Helper()
+	for try := 0; ; try++ {
+		c, err := a.App.Accounts.Create(context.Background(), name)
+		if err == nil {
+			return Account{ID: c.AccountID, TestKey: c.TestKey, LiveKey: c.LiveKey}
+		}
+		if kwhouse.KindOf(err) != kwhouse.KindUnavailable || try == 40 {
+			t.Fatalf("create account: %v", err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
 
 // retrying sends a request again after a 503, as a client behind a load balancer would:
 // a request caught by a node's failure is refused whole and safe to repeat.
