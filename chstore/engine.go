@@ -149,7 +149,7 @@ func (db *DB) Exec(ctx context.Context, st Statement, args ...any) error {
 // Insert starts an acknowledged INSERT batch of st ("INSERT INTO t (cols) VALUES").
 func (db *DB) Insert(ctx context.Context, st Statement) (Batch, error) {
 	db.observe(st)
-	if db.quorumInsert(st.SQL) {
+	if !st.eventual && db.quorumInsert(st.SQL) {
 		return classifiedBatchOf{&quorumBatch{db: db, ctx: ctx, st: st}}, nil
 	}
 	return classifiedBatch(db.engine.PrepareBatch(ctx, db.write, st.SQL))
