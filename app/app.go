@@ -30,6 +30,7 @@ import (
 	"github.com/kwhouse/kwhouse/rediscache"
 	"github.com/kwhouse/kwhouse/schema"
 	"github.com/kwhouse/kwhouse/tariffs"
+	"github.com/kwhouse/kwhouse/versions"
 )
 
 // App is the assembled service.
@@ -79,28 +80,32 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	if prefix == "" {
 		prefix = redisPrefix(cfg.Redis)
 	}
-	db, err := openMigrated(ctx, cfg, opt, log)
-	if err != nil {
-		return nil, err
-	}
-	a := &App{Config: cfg, Log: log, DB: db, Now: now}
+	a := &App{Config: cfg, Log: log, Now: now}
 	a.Cache = rediscache.New(cfg.Redis, prefix, log)
 	if err := a.Cache.Ping(ctx); err != nil {
 		log.Warn("redis unavailable at start; serving from ClickHouse until it answers", "addr", cfg.Redis.Addr, "err", err)
 	}
+	db, err := openMigrated(ctx, cfg, opt, a.Cache, log)
+	if err != nil {
+		a.Cache.Close()
+		return nil, err
+	}
+	a.DB = db
 	a.Accounts = accounts.NewStore(db, now)
 	var cache docstore.Cache = a.Cache
 	if opt.NoCache {
 		cache = docstore.NoCache{}
 	}
 	docs := docstore.New(db, cache, now)
+	clock := versionClock(a.Cache, now, log)
+	docs.SetVersionClock(clock)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Limits = limits.New(cfg.Limits, a.Cache, log, reg)
 	ic := cfg.Ingest
 	a.Writer = ingest.NewWriter(db, writerConfig(ic))
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
-		MaxFailedRecords: ic.MaxFailedRecords, MaxLineBytes: ic.MaxLineBytes, Charge: a.Limits.TakeRecords}, now)
+		MaxFailedRecords: ic.MaxFailedRecords, MaxLineBytes: ic.MaxLineBytes, Charge: a.Limits.TakeRecords, Versions: clock}, now)
 	a.Catalog = catalog.New(docs, a.Ingest)
 	a.Tariffs = tariffs.NewService(db, docs, a.Catalog, now)
 	a.Tariffs.SetEpochCache(a.Cache)
@@ -139,17 +144,29 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	return a, nil
 }
 
-// openMigrated opens ClickHouse (opt.DB when set) and applies the schema's migrations.
-func openMigrated(ctx context.Context, cfg *config.Config, opt Options, log *slog.Logger) (*chstore.DB, error) {
+// openMigrated opens ClickHouse (opt.DB when set) and applies the schema's pending
+// migrations under the deployment's migration lock in Redis (schema.ApplyLocked).
+func openMigrated(ctx context.Context, cfg *config.Config, opt Options, cache *rediscache.Cache, log *slog.Logger) (*chstore.DB, error) {
 	db, err := openDB(ctx, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
-	if err := schema.Apply(ctx, db, log); err != nil {
+	if err := schema.ApplyLocked(ctx, db, log, migrationLock{cache}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("apply schema: %w", err)
 	}
 	return db, nil
+}
+
+// migrationLock is the schema's migration lock on Redis.
+type migrationLock struct{ cache *rediscache.Cache }
+
+func (l migrationLock) Hold(ctx context.Context, key string) (func(), bool, error) {
+	release, ok, err := l.cache.Hold(ctx, key)
+	if errors.Is(err, rediscache.ErrLocked) {
+		return nil, false, schema.ErrHeld
+	}
+	return release, ok, err
 }
 
 func openDB(ctx context.Context, cfg *config.Config, opt Options) (*chstore.DB, error) {
@@ -227,31 +244,42 @@ func (a *App) Close() error {
 	return errors.Join(a.Cache.Close(), a.DB.Close())
 }
 
+// versionClock is the row-version clock of the deployment: a counter in its Redis, under
+// its key prefix (docs/operations.md, "Row versions").
+func versionClock(cache *rediscache.Cache, now func() time.Time, log *slog.Logger) *versions.Clock {
+	return versions.New(cache.Scripter(), cache.Key("row-version"), now, log)
+}
+
 // Loader is what `kwhouse ingest` needs: the ingest service on its own stores.
 type Loader struct {
 	Ingest *ingest.Service
 	DB     *chstore.DB
 	writer *ingest.Writer
+	cache  *rediscache.Cache
 }
 
 // OpenLoader opens ClickHouse with the schema applied and an ingest service that checks
-// ids straight against ClickHouse (no Redis needed).
+// ids straight against ClickHouse. Redis gives only the row versions the servers draw
+// from too; without it the loader's own clock does.
 func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loader, error) {
-	db, err := openMigrated(ctx, cfg, Options{}, log)
+	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
+	db, err := openMigrated(ctx, cfg, Options{}, cache, log)
 	if err != nil {
+		cache.Close()
 		return nil, err
 	}
 	ic := cfg.Ingest
 	w := ingest.NewWriter(db, writerConfig(ic))
 	docs := docstore.New(db, docstore.NoCache{}, time.Now)
-	svc := ingest.NewService(w, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest}, time.Now)
-	return &Loader{Ingest: svc, DB: db, writer: w}, nil
+	svc := ingest.NewService(w, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
+		Versions: versionClock(cache, time.Now, log)}, time.Now)
+	return &Loader{Ingest: svc, DB: db, writer: w, cache: cache}, nil
 }
 
 // Close flushes and closes.
 func (l *Loader) Close() error {
 	l.writer.Close()
-	return l.DB.Close()
+	return errors.Join(l.cache.Close(), l.DB.Close())
 }
 
 // writerConfig is the meter writer of the ingest settings (the service's and the bulk
@@ -272,16 +300,18 @@ type Importer struct {
 
 // OpenImporter opens ClickHouse with the schema applied, and Redis.
 func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Importer, error) {
-	db, err := openMigrated(ctx, cfg, Options{}, log)
-	if err != nil {
-		return nil, err
-	}
 	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
 	if err := cache.Ping(ctx); err != nil {
 		log.Warn("redis unavailable: imported tariffs reach running servers' cached prices only when those expire",
 			"addr", cfg.Redis.Addr, "err", err)
 	}
+	db, err := openMigrated(ctx, cfg, Options{}, cache, log)
+	if err != nil {
+		cache.Close()
+		return nil, err
+	}
 	docs := docstore.New(db, cache, time.Now)
+	docs.SetVersionClock(versionClock(cache, time.Now, log))
 	cat := catalog.New(docs, nil)
 	trf := tariffs.NewService(db, docs, cat, time.Now)
 	cat.SetTariffView(trf)
@@ -296,4 +326,18 @@ func redisPrefix(rc config.Redis) string {
 		return "kwh:"
 	}
 	return rc.KeyPrefix
+}
+
+// Migrate applies db's pending migrations for an operator's command (`kwhouse migrate`,
+// `kwhouse accounts`): under the deployment's migration lock, so that it waits for a
+// server migrating at the same moment; with Redis down it migrates without the lock, as
+// asked, and says so.
+func Migrate(ctx context.Context, cfg *config.Config, db *chstore.DB, log *slog.Logger) error {
+	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
+	defer cache.Close()
+	if err := cache.Ping(ctx); err != nil {
+		log.Warn("redis unavailable: migrating without the lock between processes; start no kwhouse serve until this ends", "err", err)
+		return schema.Apply(ctx, db, log)
+	}
+	return schema.ApplyLocked(ctx, db, log, migrationLock{cache})
 }

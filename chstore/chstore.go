@@ -27,12 +27,23 @@ type DB struct {
 	read       Settings
 	write      Settings
 	background Settings // reads of Background contexts
+	// quorum is the settings of metadata inserts on a cluster (nil: none), quorumWait how
+	// long a quorum insert or a read of a lagging replica is retried (quorum.go).
+	quorum     Settings
+	quorumWait time.Duration
 }
 
 // NewDB returns a DB that runs on engine, a server of version v.
 func NewDB(engine Engine, cfg config.ClickHouse, v driver.ServerVersion) *DB {
 	db := &DB{Database: cfg.Database, Cluster: cfg.Cluster, engine: engine, bulk: engine, version: v}
 	db.read, db.write, db.background = settingsFor(v, cfg)
+	if cfg.Cluster != "" && cfg.InsertQuorum > 0 {
+		db.quorum = Settings{"insert_quorum": cfg.InsertQuorum, "insert_quorum_timeout": int(cfg.QuorumWait.Milliseconds())}
+		for k, v := range db.write {
+			db.quorum[k] = v
+		}
+		db.quorumWait = cfg.QuorumWait
+	}
 	return db
 }
 
@@ -131,6 +142,10 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write, ba
 		// in_order: its first healthy one), not the connected node's own copy, which may
 		// still be fetching them. (18.16's protocol takes only numeric query settings.)
 		read["prefer_localhost_replica"], write["prefer_localhost_replica"] = 0, 0
+		if cfg.InsertQuorum > 0 {
+			// Metadata read on any node sees every acknowledged quorum insert (quorum.go).
+			read["select_sequential_consistency"] = 1
+		}
 	}
 	if cfg.LogQueries {
 		read["log_queries"], write["log_queries"] = 1, 1

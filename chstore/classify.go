@@ -19,8 +19,14 @@ var retryableCodes = map[int32]bool{
 	202: true, // TOO_MANY_SIMULTANEOUS_QUERIES
 	209: true, // SOCKET_TIMEOUT
 	210: true, // NETWORK_ERROR
+	242: true, // TABLE_IS_READ_ONLY: a restarted replica before its ZooKeeper session is back
 	241: true, // MEMORY_LIMIT_EXCEEDED
 	252: true, // TOO_MANY_PARTS
+	// A cluster's metadata quorum (quorum.go), once its wait has run out.
+	codeTooFewLiveReplicas: true,
+	codeQuorumBusy:         true,
+	codeReplicaBehind:      true,
+	codeQuorumUnknown:      true,
 }
 
 // Classify wraps err as kwhouse's Unavailable when ClickHouse could not be reached or asks

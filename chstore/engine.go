@@ -112,7 +112,11 @@ func (db *DB) Query(ctx context.Context, st Statement, args ...any) (Rows, error
 	if ctx.Value(backgroundKey{}) != nil {
 		settings = db.background
 	}
-	rows, err := db.engine.Query(ctx, settings, q)
+	var rows Rows
+	err = db.untilQuorum(ctx, codeReplicaBehind, func() (err error) {
+		rows, err = db.engine.Query(ctx, settings, q)
+		return err
+	})
 	if err != nil {
 		return nil, Classify(err)
 	}
@@ -145,6 +149,9 @@ func (db *DB) Exec(ctx context.Context, st Statement, args ...any) error {
 // Insert starts an acknowledged INSERT batch of st ("INSERT INTO t (cols) VALUES").
 func (db *DB) Insert(ctx context.Context, st Statement) (Batch, error) {
 	db.observe(st)
+	if !st.eventual && db.quorumInsert(st.SQL) {
+		return classifiedBatchOf{&quorumBatch{db: db, ctx: ctx, st: st}}, nil
+	}
 	return classifiedBatch(db.engine.PrepareBatch(ctx, db.write, st.SQL))
 }
 

@@ -12,6 +12,19 @@ import (
 type Statement struct {
 	Name string
 	SQL  string
+	// eventual: an insert acknowledged without the cluster's metadata quorum (quorum.go)
+	eventual bool
+}
+
+// Eventual marks an INSERT statement into a metadata table that is acknowledged without
+// the cluster's metadata quorum: rows other nodes may see a moment later, where the
+// quorum's cost on every ingest flush is not worth it (docs/operations.md).
+func (s Statement) Eventual() Statement {
+	s.eventual = true
+	registry.Lock()
+	defer registry.Unlock()
+	registry.byName[s.Name] = s
+	return s
 }
 
 var registry = struct {
@@ -46,7 +59,9 @@ func Statements() []Statement {
 }
 
 // With returns the statement with its final text for this call (same name).
-func (s Statement) With(sql string) Statement { return Statement{Name: s.Name, SQL: sql} }
+func (s Statement) With(sql string) Statement {
+	return Statement{Name: s.Name, SQL: sql, eventual: s.eventual}
+}
 
 // Tool wraps SQL sent by tests and benchmarks, never by the service: a test in this
 // package fails when a service package uses it.

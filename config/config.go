@@ -88,6 +88,12 @@ type ClickHouse struct {
 	// compressing costs both sides CPU and saves nothing) or auto (the default: none for
 	// a loopback address, lz4 otherwise).
 	Compression string `mapstructure:"compression"`
+	// InsertQuorum (cluster mode) is how many replicas must have a metadata insert before
+	// it is acknowledged; reads then wait for their replica to have it. 0 turns both off.
+	InsertQuorum int `mapstructure:"insert_quorum"`
+	// QuorumWait bounds a quorum insert (and its retries while another is in flight) and
+	// a read's wait for its replica to catch up; past it the request is a 503.
+	QuorumWait time.Duration `mapstructure:"quorum_wait"`
 }
 
 // Addrs returns the nodes of Addr in order.
@@ -200,6 +206,8 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("clickhouse.max_memory_usage", int64(4)<<30)
 	v.SetDefault("clickhouse.log_queries", false)
 	v.SetDefault("clickhouse.compression", "auto")
+	v.SetDefault("clickhouse.insert_quorum", 2)
+	v.SetDefault("clickhouse.quorum_wait", 5*time.Second)
 	v.SetDefault("redis.addr", "127.0.0.1:6379")
 	v.SetDefault("redis.password", "")
 	v.SetDefault("redis.db", 0)

@@ -74,6 +74,12 @@ func (c *Config) problems() []error {
 	if c.ClickHouse.MaxOpenConns < 1 {
 		add("clickhouse.max_open_conns", "must be at least 1")
 	}
+	if c.ClickHouse.InsertQuorum < 0 {
+		add("clickhouse.insert_quorum", "must be 0 (off) or more")
+	}
+	if c.ClickHouse.InsertQuorum > 0 && c.ClickHouse.QuorumWait < 1e6 {
+		add("clickhouse.quorum_wait", "must be at least 1ms while clickhouse.insert_quorum is on")
+	}
 	if c.ClickHouse.MaxExecutionTime < 1e9 {
 		add("clickhouse.max_execution_time", "must be at least 1s")
 	}

@@ -175,6 +175,23 @@ func TestKilledNodeLosesNoAcknowledgedRecord(t *testing.T) {
 	t.Logf("%d acknowledged, %d retries after 503, rows per node %v", acked.Load(), retried.Load(), n)
 }
 
+// Two processes, one connected to each shard's nodes first (9101 and 9104), act as one
+// service: on a fresh cluster, with process 2's node down, and after that node's restart
+// (when it still fetches what it missed).
+func TestClusterProcessesOnDifferentNodesActAsOneService(t *testing.T) {
+	clusterEnv(t)
+	one := apitest.Start(t, apitest.Options{})
+	two := apitest.Start(t, apitest.Options{ShareWith: one, ClickHouse: apitest.OtherNodeFirst})
+	apitest.CheckOneService(t, one, two, "fresh")
+	cluster(t, "kill", "4")
+	apitest.CheckOneService(t, one, two, "node 4 down")
+	cluster(t, "start", "4")
+	apitest.CheckOneService(t, one, two, "node 4 restarted")
+	cluster(t, "kill", "1")
+	cluster(t, "start", "1")
+	apitest.CheckOneService(t, one, two, "node 1 restarted")
+}
+
 // cluster runs scripts/cluster.sh with args.
 func cluster(t *testing.T, args ...string) {
 	t.Helper()

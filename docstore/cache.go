@@ -15,6 +15,7 @@ type cached struct {
 	Account   string          `json:"a"`
 	Live      bool            `json:"l"`
 	Version   uint64          `json:"v"`
+	Deleted   bool            `json:"d,omitempty"`
 	CreatedUS int64           `json:"c"`
 	Fields    Fields          `json:"f"`
 	Body      json.RawMessage `json:"b"`
@@ -22,7 +23,7 @@ type cached struct {
 
 func encodeCached(d Doc) ([]byte, error) {
 	return json.Marshal(cached{Kind: d.Kind, ID: d.ID, Account: d.Scope.AccountID, Live: d.Scope.LiveMode,
-		Version: d.Version, CreatedUS: d.CreatedUS, Fields: d.Fields, Body: d.Body})
+		Version: d.Version, Deleted: d.Deleted, CreatedUS: d.CreatedUS, Fields: d.Fields, Body: d.Body})
 }
 
 func decodeCached(b []byte) (Doc, error) {
@@ -31,7 +32,7 @@ func decodeCached(b []byte) (Doc, error) {
 		return Doc{}, err
 	}
 	return Doc{Kind: c.Kind, ID: c.ID, Scope: kwhouse.Scope{AccountID: c.Account, LiveMode: c.Live},
-		Version: c.Version, CreatedUS: c.CreatedUS, Fields: c.Fields, Body: c.Body}, nil
+		Version: c.Version, Deleted: c.Deleted, CreatedUS: c.CreatedUS, Fields: c.Fields, Body: c.Body}, nil
 }
 
 func (s *Store) cacheKey(id string) string { return "doc:" + id }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/versions"
 )
 
 // Doc is one version of a document.
@@ -19,7 +20,7 @@ type Doc struct {
 	Kind      string
 	ID        string
 	Scope     kwhouse.Scope
-	Version   uint64 // set by Write: the write's time in nanoseconds, so later writes win
+	Version   uint64 // set by Write from the version clock (nanoseconds since 1970), so later writes win
 	Deleted   bool
 	CreatedUS int64 // creation time in microseconds; lists are ordered by it, newest first
 	Fields    Fields
@@ -78,12 +79,26 @@ type Store struct {
 	locks *keyedMutex
 	known *knownIDs
 	group groupCommit
+	// versions orders a document's versions: the clock every kwhouse process shares, so
+	// the later of two changes wins whichever process made it.
+	versions VersionClock
+}
+
+// VersionClock hands out row versions: Next reserves n consecutive ones and returns the
+// first, above every version drawn before (by any process sharing the clock).
+type VersionClock interface {
+	Next(ctx context.Context, n int) (uint64, error)
 }
 
 // New returns a Store on db and cache (use NoCache{} for none).
 func New(db *chstore.DB, cache Cache, now func() time.Time) *Store {
-	return &Store{db: db, cache: cache, now: now, locks: newKeyedMutex(), known: newKnownIDs(time.Minute)}
+	return &Store{db: db, cache: cache, now: now, locks: newKeyedMutex(), known: newKnownIDs(time.Minute),
+		versions: versions.Local(now)}
 }
+
+// SetVersionClock makes the store draw document versions from c (the clock the
+// deployment's processes share) instead of its own clock.
+func (s *Store) SetVersionClock(c VersionClock) { s.versions = c }
 
 // Now returns the store's clock reading.
 func (s *Store) Now() time.Time { return s.now() }

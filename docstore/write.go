@@ -82,7 +82,10 @@ func (g *groupCommit) flush(ctx context.Context, insert func(context.Context, []
 
 // insert stores docs as one block.
 func (s *Store) insert(ctx context.Context, docs []Doc) error {
-	base := uint64(s.now().UnixNano())
+	base, err := s.versions.Next(ctx, len(docs))
+	if err != nil {
+		return fmt.Errorf("document versions: %w", err)
+	}
 	batch, err := s.db.Insert(ctx, insertStmt)
 	if err != nil {
 		return fmt.Errorf("write documents: %w", err)
@@ -105,8 +108,10 @@ func (s *Store) insert(ctx context.Context, docs []Doc) error {
 	return nil
 }
 
-// refreshCache puts the new versions in the cache (write-through) and drops deleted ones.
-// Set, not SetNX: a reader that raced this write with an older version is overwritten.
+// refreshCache puts the new versions in the cache (write-through), a deleted document's
+// too: its tombstone keeps a reader that read the document before the delete (on any
+// replica) from caching it again with SetNX, for the cache's TTL. Set, not SetNX: a reader
+// that raced this write with an older version is overwritten.
 func (s *Store) refreshCache(ctx context.Context, docs []Doc) {
 	var keys []string
 	var values [][]byte
@@ -117,8 +122,6 @@ func (s *Store) refreshCache(ctx context.Context, docs []Doc) {
 		if d.Deleted {
 			s.known.forget(d.Scope, d.ID)
 			s.cache.Del(ctx, deletionKey(d.Scope)) // other processes drop the ids they know
-			s.cache.Del(ctx, s.cacheKey(d.ID))
-			continue
 		}
 		if b, err := encodeCached(d); err == nil {
 			keys, values = append(keys, s.cacheKey(d.ID)), append(values, b)

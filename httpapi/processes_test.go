@@ -1,9 +1,12 @@
 package httpapi_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
@@ -65,4 +68,45 @@ func TestTwoProcessesActAsOneService(t *testing.T) {
 	if bb.RecordsAccepted != 0 || len(bb.FailedRecords) != 1 || !strings.Contains(bb.FailedRecords[0].Error, "no such location") {
 		t.Errorf("B's push after A deleted the location: %+v, want it refused", bb)
 	}
+}
+
+// Two processes whose clocks disagree by ten minutes re-send the same reading in turn,
+// each time with a new value: the stored reading is always the last request's, since row
+// versions come from the clock the processes share, not from their own.
+func TestLastResendWinsWhateverTheProcessesClocks(t *testing.T) {
+	ahead := func() time.Time { return time.Now().Add(5 * time.Minute) }
+	behind := func() time.Time { return time.Now().Add(-5 * time.Minute) }
+	a := apitest.Start(t, apitest.Options{Now: ahead})
+	b := apitest.Start(t, apitest.Options{Now: behind, ShareWith: a})
+	acc := a.NewAccount("resend")
+	loc := a.As(acc.Test())("POST", "/locations", map[string]any{"postal_address": map[string]any{"country_code": "GB"}}).Map(t)["id"].(string)
+	for i := 0; i < 100; i++ {
+		api := []*apitest.API{a, b}[i%2]
+		value := float64(1000 + i)
+		r := api.As(acc.Test())("PUT", "/meters/interval", []any{map[string]any{"location_id": loc, "units": "WH", "value": value,
+			"start_time": "2024-01-10T10:00:00Z", "end_time": "2024-01-10T10:30:00Z"}})
+		if r.Status != 200 || r.Map(t)["records_accepted"] != 1.0 {
+			t.Fatalf("send %d: %d %s", i, r.Status, r.Body)
+		}
+		var stored float64
+		err := a.App.DB.QueryRow(context.Background(), chstore.Tool(`SELECT argMax(energy_wh, version) FROM meter_records
+			WHERE account_id = ? AND location_id = ?`), acc.ID, loc).Scan(&stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored != value {
+			t.Fatalf("after send %d (through process %d): stored %v Wh, want the last request's %v", i, i%2+1, stored, value)
+		}
+	}
+}
+
+// The checks a user behind a load balancer makes, through two processes connected to
+// different nodes (on a cluster; on one server, to the same one).
+func TestTwoProcessesOnDifferentNodesActAsOneService(t *testing.T) {
+	a := apitest.Start(t, apitest.Options{})
+	b := apitest.Start(t, apitest.Options{ShareWith: a, ClickHouse: apitest.OtherNodeFirst})
+	apitest.CheckOneService(t, a, b, "fresh")
+	// A second account with the same tariff product: its rate periods are its own rows,
+	// which the processes' memory of expanded years must not take as already stored.
+	apitest.CheckOneService(t, a, b, "a second account")
 }

@@ -92,7 +92,7 @@ func (s *Service) Batch(ctx context.Context, scope kwhouse.Scope, id string) (Ba
 }
 
 var insertBatchesStmt = chstore.Register("ingest.insert_batches", `INSERT INTO meter_batches (account_id, live_mode, id,
-		records_submitted, records_accepted, records_processed, failed_records, time_created) VALUES`)
+		records_submitted, records_accepted, records_processed, failed_records, time_created) VALUES`).Eventual() // rides every flush
 
 var getBatchStmt = chstore.Register("ingest.batch", `SELECT records_submitted, records_accepted,
 		records_processed, failed_records, time_created FROM meter_batches

@@ -199,7 +199,11 @@ func (s *Service) saveRegisters(ctx context.Context, scope kwhouse.Scope, key Re
 		return fmt.Errorf("save register readings: %w", err)
 	}
 	n := 0
-	ver := s.versions(len(regs))
+	ver, err := s.versions.Next(ctx, len(regs))
+	if err != nil {
+		_ = b.Abort()
+		return fmt.Errorf("register versions: %w", err)
+	}
 	for i, r := range regs {
 		if !r.valid {
 			continue

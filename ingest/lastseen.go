@@ -66,7 +66,8 @@ func (s *Service) LastSeen(ctx context.Context, scope kwhouse.Scope, ids []strin
 	return out, rows.Err()
 }
 
-var insertSeenStmt = chstore.Register("ingest.insert_last_seen", "INSERT INTO device_last_seen (account_id, live_mode, device_id, last_seen) VALUES")
+var insertSeenStmt = chstore.Register("ingest.insert_last_seen",
+	"INSERT INTO device_last_seen (account_id, live_mode, device_id, last_seen) VALUES").Eventual() // rides every flush
 
 var lastSeenStmt = chstore.Register("ingest.last_seen", `SELECT device_id, max(last_seen) FROM device_last_seen
 		WHERE account_id = ? AND live_mode = ? AND device_id IN ? GROUP BY device_id`)

@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/versions"
 )
 
 // Owners tells which location and device ids exist in a scope (the catalog's documents).
@@ -27,9 +27,13 @@ type Service struct {
 	maxFailed  int // failed records a batch lists
 	maxLine    int // bytes of one NDJSON line
 	charge     func(ctx context.Context, scope kwhouse.Scope, n int) error
+	versions   VersionClock
+}
 
-	verMu   sync.Mutex
-	lastVer uint64
+// VersionClock hands out row versions: Next reserves n consecutive ones and returns the
+// first, above every version drawn before (by any process sharing the clock).
+type VersionClock interface {
+	Next(ctx context.Context, n int) (uint64, error)
 }
 
 // Config configures the service.
@@ -43,13 +47,20 @@ type Config struct {
 	// Charge, when set, is asked for a request's records once they are parsed and before
 	// anything is stored; an error refuses the whole request (an account's record rate).
 	Charge func(ctx context.Context, scope kwhouse.Scope, n int) error
+	// Versions orders re-sent readings: the shared clock of every kwhouse process
+	// (versions.Clock); nil takes the service's own clock alone.
+	Versions VersionClock
 }
 
 // NewService returns a Service writing through w.
 func NewService(w *Writer, owners Owners, cfg Config, now func() time.Time) *Service {
+	clock := cfg.Versions
+	if clock == nil {
+		clock = versions.Local(now)
+	}
 	return &Service{writer: w, owners: owners, db: w.db, now: now, maxRecords: cfg.MaxRecordsPerRequest,
 		maxFailed: cmp.Or(cfg.MaxFailedRecords, DefaultMaxFailed), maxLine: cmp.Or(cfg.MaxLineBytes, DefaultMaxLine),
-		charge: cfg.Charge}
+		charge: cfg.Charge, versions: clock}
 }
 
 // BodyFormat is how a request body frames its records (a bulk file: FileFormat).
@@ -153,8 +164,11 @@ func (b *Batch) add(p *parsed) {
 // write stores p's accepted records under batch summary, and the summary itself once
 // the batch is complete.
 func (s *Service) write(ctx context.Context, scope kwhouse.Scope, p *parsed, summary *Batch, complete bool, queued func()) error {
+	base, err := s.versions.Next(ctx, len(p.records))
+	if err != nil {
+		return fmt.Errorf("row versions: %w", err)
+	}
 	rows := newRows(len(p.records))
-	base := s.versions(len(p.records))
 	id := summary.ID
 	for i := range p.records {
 		rows.add(scope, &p.records[i], id, base+uint64(i))
@@ -201,19 +215,6 @@ func (s *Service) checkOwners(ctx context.Context, scope kwhouse.Scope, p *parse
 	}
 	p.records, p.nums = kept, nums
 	return nil
-}
-
-// versions reserves n increasing row versions above every earlier one: a later request,
-// or a later record in the same body, replaces an earlier reading with the same key.
-func (s *Service) versions(n int) uint64 {
-	s.verMu.Lock()
-	defer s.verMu.Unlock()
-	base := uint64(s.now().UnixNano())
-	if base <= s.lastVer {
-		base = s.lastVer + 1
-	}
-	s.lastVer = base + uint64(n) - 1
-	return base
 }
 
 func tooManyRecords(max int) error {

@@ -63,6 +63,12 @@ func (c *Cache) Ping(ctx context.Context) error {
 	return err
 }
 
+// Scripter is the client, for scripts of other packages (the row-version clock).
+func (c *Cache) Scripter() redis.Scripter { return c.client }
+
+// Key is key under the cache's prefix, as the scripts of Scripter must name it.
+func (c *Cache) Key(key string) string { return c.prefix + key }
+
 // Close closes the client.
 func (c *Cache) Close() error { return c.client.Close() }
 
@@ -236,4 +242,47 @@ func randomToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// holdTTL is the life of a held lock's key between renewals: a holder that dies frees the
+// lock this long after.
+const holdTTL = 15 * time.Second
+
+var renewScript = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`)
+
+// Hold takes the lock key until release is called, renewing it while held (a migration
+// may take minutes). It returns ErrLocked when another holder has it, and ok=false when
+// Redis is down.
+func (c *Cache) Hold(ctx context.Context, key string) (func(), bool, error) {
+	token := randomToken()
+	got, err := c.client.SetNX(ctx, c.prefix+key, token, holdTTL).Result()
+	c.observe(err)
+	if err != nil {
+		return func() {}, false, nil
+	}
+	if !got {
+		return nil, false, ErrLocked
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(holdTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := renewScript.Run(context.WithoutCancel(ctx), c.client, []string{c.prefix + key}, token, holdTTL.Milliseconds()).Err(); err != nil {
+					c.log.Warn("renew lock", "key", key, "err", err)
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			c.observe(unlockScript.Run(context.WithoutCancel(ctx), c.client, []string{c.prefix + key}, token).Err())
+		})
+	}, true, nil
 }

@@ -114,12 +114,9 @@ func render(path, stmt string, form Form) (string, error) {
 	return buf.String(), nil
 }
 
-// shardingKeys are the tables sharded across a cluster, with their sharding key: a
-// location's records live on one shard, so per-reading argMax/FINAL stay exact. Every
-// other table is small metadata, replicated to every node so that any node answers any read.
-var shardingKeys = map[string]string{"meter_records": "cityHash64(location_id)",
-	// The tables 0008 copies meter_records through, sharded as it is.
-	"meter_records_by_day": "cityHash64(location_id)", "meter_records_by_month": "cityHash64(location_id)"}
+// shardingKeys are the tables sharded across a cluster (chstore.ShardingKeys, which inserts
+// consult too): every other table is metadata, replicated to every node.
+var shardingKeys = chstore.ShardingKeys
 
 // localName is a sharded table's per-shard table on a cluster ("<name>_local"), else name.
 func localName(form Form, name string) string {
@@ -202,25 +199,16 @@ var (
 	recordStmt      = chstore.Register("schema.record", "INSERT INTO schema_migrations (version, name, applied_at) VALUES")
 )
 
-// Apply runs every migration not yet recorded in schema_migrations, in order. Every
-// statement is idempotent (IF NOT EXISTS), so a run cut short is safe to repeat.
+// Apply runs every migration not yet recorded in schema_migrations, in order, and refuses
+// (*TooNewError) a database migrated past what this kwhouse knows. Every statement is
+// idempotent (IF NOT EXISTS), so a run cut short is safe to repeat. Apply takes no lock:
+// servers migrate through ApplyLocked.
 func Apply(ctx context.Context, db *chstore.DB, log *slog.Logger) error {
-	form := Form{Cluster: db.Cluster, Database: db.Database}
-	migs, err := Migrations(form)
+	pending, err := Pending(ctx, db)
 	if err != nil {
 		return err
 	}
-	if err := ensureBookkeeping(ctx, db, form); err != nil {
-		return err
-	}
-	done, err := applied(ctx, db)
-	if err != nil {
-		return err
-	}
-	for _, m := range migs {
-		if done[m.Version] {
-			continue
-		}
+	for _, m := range pending {
 		for i, stmt := range m.Statements {
 			if err := db.Exec(ctx, migrationStmt.With(stmt)); err != nil {
 				return fmt.Errorf("migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)

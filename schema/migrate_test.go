@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,20 @@ func TestMonthPartitionsKeepEveryRecord(t *testing.T) {
 	}
 	if strings.Join(parts, ",") != "202401,202402" {
 		t.Errorf("partitions %v, want 202401,202402", parts)
+	}
+}
+
+// A database migrated by a newer kwhouse is refused, with the versions named.
+func TestSchemaNewerThanThisKwhouseIsRefused(t *testing.T) {
+	db := testkit.ClickHouse(t)
+	ctx := context.Background()
+	if err := db.InsertRows(ctx, chstore.Tool("INSERT INTO schema_migrations (version, name, applied_at) VALUES"), 1,
+		func(int) []any { return []any{uint32(9999), "from_the_future", time.Now().UTC()} }); err != nil {
+		t.Fatal(err)
+	}
+	err := schema.Apply(ctx, db, testkit.Logger())
+	var tooNew *schema.TooNewError
+	if !errors.As(err, &tooNew) || tooNew.Applied != 9999 || !strings.Contains(err.Error(), "newer than this kwhouse") {
+		t.Fatalf("apply on a newer schema: %v, want a TooNewError naming 9999", err)
 	}
 }

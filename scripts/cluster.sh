@@ -180,6 +180,17 @@ stop_pid() {
   rm -f "$f"
 }
 
+# kill_node kills node N with SIGKILL and waits until it is gone: a start right after must
+# not find the dying process's port still open and take the node for up.
+kill_node() {
+  local f="$run/ch$1/pid" pid
+  pid=$(cat "$f")
+  kill -9 "$pid"
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 100); do port_open "$(native_port "$1")" || break; sleep 0.1; done
+  rm -f "$f"
+}
+
 up() {
   write_users
   zk_up
@@ -206,7 +217,7 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   stop) stop_pid "$run/ch${2:?node 1-4}/pid" ;;
-  kill) kill -9 "$(cat "$run/ch${2:?node 1-4}/pid")" && rm -f "$run/ch$2/pid" ;;
+  kill) kill_node "${2:?node 1-4}" ;;
   start) write_users; node_up "${2:?node 1-4}"; wait_node "$2" ;;
   addrs) addrs ;;
   env) echo "KWHOUSE_CLICKHOUSE_CLUSTER=kw KWHOUSE_CLICKHOUSE_ADDR=$(addrs)" ;;

@@ -49,6 +49,8 @@ func ClickHouseConfig(t testing.TB) config.ClickHouse {
 		MaxOpenConns:     16,
 		MaxExecutionTime: 60 * time.Second,
 		MaxMemoryUsage:   4 << 30,
+		InsertQuorum:     2, // the defaults of clickhouse.insert_quorum and quorum_wait
+		QuorumWait:       5 * time.Second,
 	}
 }
 

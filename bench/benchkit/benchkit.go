@@ -29,7 +29,9 @@ func Config(db string) *config.Config {
 	return &config.Config{
 		HTTP: config.HTTP{Addr: "127.0.0.1:0", MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second},
 		ClickHouse: config.ClickHouse{Addr: envOr("KWHOUSE_CLICKHOUSE_ADDR", "127.0.0.1:9000"), Database: db, Username: "default",
-			DialTimeout: 5 * time.Second, MaxOpenConns: 32, MaxExecutionTime: 5 * time.Minute, MaxMemoryUsage: 8 << 30, Compression: "none"},
+			DialTimeout: 5 * time.Second, MaxOpenConns: 32, MaxExecutionTime: 5 * time.Minute, MaxMemoryUsage: 8 << 30, Compression: "none",
+			// The service's metadata quorum (KWHOUSE_CLICKHOUSE_INSERT_QUORUM=0 measures without it).
+			InsertQuorum: config.New().GetInt("clickhouse.insert_quorum"), QuorumWait: config.New().GetDuration("clickhouse.quorum_wait")},
 		Redis: config.Redis{Addr: envOr("KWHOUSE_REDIS_ADDR", "127.0.0.1:6379"), Timeout: 200 * time.Millisecond, CacheTTL: 10 * time.Minute},
 		Auth:  config.Auth{JWTSecret: "bench-bench-bench-bench-bench-bench-bench", TokenTTL: time.Hour},
 		Ingest: config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000,

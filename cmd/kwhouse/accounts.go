@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kwhouse/kwhouse/accounts"
+	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/chstore"
-	"github.com/kwhouse/kwhouse/schema"
 )
 
 func (c *cli) accountsCmd() *cobra.Command {
@@ -29,7 +29,7 @@ func (c *cli) openAccounts(cmd *cobra.Command) (*accounts.Store, func(), error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := schema.Apply(cmd.Context(), db, log); err != nil {
+	if err := app.Migrate(cmd.Context(), cfg, db, log); err != nil {
 		db.Close()
 		return nil, nil, err
 	}

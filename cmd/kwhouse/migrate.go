@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/chstore"
-	"github.com/kwhouse/kwhouse/schema"
 )
 
 func (c *cli) migrateCmd() *cobra.Command {
@@ -21,7 +21,7 @@ func (c *cli) migrateCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			if err := schema.Apply(cmd.Context(), db, log); err != nil {
+			if err := app.Migrate(cmd.Context(), cfg, db, log); err != nil {
 				return err
 			}
 			log.Info("schema up to date", "database", cfg.ClickHouse.Database)

@@ -120,7 +120,7 @@ func Start(t testing.TB, opt Options) *API {
 			_ = a.DB.Exec(context.Background(), chstore.Tool(chstore.DropDatabaseSQL(cfg.ClickHouse)))
 			return
 		}
-		dropDatabase(direct)
+		DropDatabase(direct)
 	})
 	addr, err := a.Listen()
 	if err != nil {
@@ -280,8 +280,8 @@ func (a *API) As(auth string) func(method, path string, body any) Response {
 	}
 }
 
-// dropDatabase drops a test database unless KWHOUSE_TEST_KEEP_DB=1.
-func dropDatabase(cfg config.ClickHouse) {
+// DropDatabase drops a test database unless KWHOUSE_TEST_KEEP_DB=1.
+func DropDatabase(cfg config.ClickHouse) {
 	if os.Getenv("KWHOUSE_TEST_KEEP_DB") == "1" {
 		return
 	}
