@@ -27,7 +27,7 @@ func (c *cli) demoCmd() *cobra.Command {
 	f := &demoFlags{}
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Load a small demo fleet (real prices and readings from --data) into an account",
+		Short: "Load a small demo fleet (real prices and readings from --data) into an account; prints the dashboard's link",
 		Long: `Creates four locations with their tariffs (London on Octopus Agile market prices, on a
 two-rate and on a flat tariff; a Sydney home with solar export) and six weeks of their
 half-hourly readings, all through the API: a kwhouse started inside this command on
@@ -45,7 +45,12 @@ account that already has the demo fleet is left as it is (docs/dashboard.md).`,
 			for _, m := range missing {
 				fmt.Fprintf(out, "demo: %s is not in %s; the locations that need it are left out\n", m, f.data)
 			}
-			return c.loadDemo(cmd.Context(), f, fleet, out)
+			link, err := c.loadDemo(cmd.Context(), f, fleet, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), link)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&f.key, "key", "", "API key of the account to load into (required)")
@@ -56,13 +61,14 @@ account that already has the demo fleet is left as it is (docs/dashboard.md).`,
 	return cmd
 }
 
-// loadDemo sends the fleet to f.url, or to a kwhouse it starts on loopback for the purpose.
-func (c *cli) loadDemo(ctx context.Context, f *demoFlags, fleet demo.Fleet, out io.Writer) error {
+// loadDemo sends the fleet to f.url, or to a kwhouse it starts on loopback for the purpose,
+// reports on out, and returns the dashboard's link (with the key, over the demo's window).
+func (c *cli) loadDemo(ctx context.Context, f *demoFlags, fleet demo.Fleet, out io.Writer) (string, error) {
 	client := &demo.Client{Base: f.url, Key: f.key, HTTP: &http.Client{Timeout: 2 * time.Minute}}
 	if f.url == "" {
 		stop, base, err := c.startLoopback(ctx)
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer stop()
 		client.Base = base
@@ -72,16 +78,15 @@ func (c *cli) loadDemo(ctx context.Context, f *demoFlags, fleet demo.Fleet, out 
 	case errors.Is(err, demo.ErrLoaded):
 		fmt.Fprintln(out, "demo: the account already has the demo fleet")
 	case err != nil:
-		return err
+		return "", err
 	case len(loaded.Locations) == 0:
 		fmt.Fprintln(out, "demo: no data files found, nothing loaded")
-		return nil
+		return f.dashboard + "#key=" + f.key, nil
 	default:
 		fmt.Fprintf(out, "demo: %d locations, %d readings loaded\n", len(loaded.Locations), loaded.Readings)
 	}
-	fmt.Fprintf(out, "dashboard: %s?from=%s&to=%s#key=%s\n", f.dashboard,
-		demo.Window[0].Format(time.DateOnly), demo.Window[1].Format(time.DateOnly), f.key)
-	return nil
+	return fmt.Sprintf("%s?from=%s&to=%s#key=%s", f.dashboard,
+		demo.Window[0].Format(time.DateOnly), demo.Window[1].Format(time.DateOnly), f.key), nil
 }
 
 // startLoopback serves the API on a free loopback port until stop is called. It signs no

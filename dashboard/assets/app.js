@@ -23,12 +23,15 @@ function windowOf(from, to) {
   return { from, to, start, end, body: { start_time: start.toISOString().replace(".000", ""), end_time: end.toISOString().replace(".000", "") } };
 }
 
-/** Takes a key handed over in the fragment (#key=…, as `make run` prints) and drops it from the URL. */
+/**
+ * Takes a key handed over in the fragment (#key=…, as `make run` prints; #key=…&loc_… to
+ * open a location) and drops it from the URL.
+ */
 function keyFromFragment() {
-  const m = window.location.hash.match(/^#key=([^&]+)$/);
+  const m = window.location.hash.match(/^#key=([^&]+)(?:&(.*))?$/);
   if (!m) return;
   api.saveKey(decodeURIComponent(m[1]), false);
-  history.replaceState(null, "", window.location.pathname + window.location.search + "#fleet");
+  history.replaceState(null, "", `${window.location.pathname}${window.location.search}#${m[2] || "fleet"}`);
 }
 
 async function show() {

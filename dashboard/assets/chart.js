@@ -2,7 +2,7 @@
 // stepped line over time with shaded stretches. No library; styles live in style.css.
 
 const NS = "http://www.w3.org/2000/svg";
-const W = 900, H = 260, PAD = { left: 64, right: 12, top: 12, bottom: 36 };
+const W = 900, H = 270, PAD = { left: 64, right: 12, top: 24, bottom: 36 };
 
 function el(name, attrs, parent, text) {
   const e = document.createElementNS(NS, name);
@@ -31,7 +31,7 @@ function frame(cls, yTicks, unit) {
     el("line", { x1: PAD.left, x2: W - PAD.right, y1: y(t), y2: y(t), class: t === 0 ? "axis" : "grid" }, svg);
     el("text", { x: PAD.left - 6, y: y(t) + 4, class: "ylabel" }, svg, t.toLocaleString());
   }
-  el("text", { x: 4, y: PAD.top + 4, class: "unit" }, svg, unit);
+  el("text", { x: 4, y: 12, class: "unit" }, svg, unit);
   return { svg, y };
 }
 
