@@ -27,10 +27,9 @@ type Reading struct {
 // Fleet is the data the demo is built from; a part left empty leaves out the locations
 // that need it.
 type Fleet struct {
-	From, To time.Time // the window the data covers
-	Agile    []Price   // Octopus Agile import prices (GBP/kWh)
-	London   []Reading // a London household's import
-	Sydney   []Reading // a Sydney household's import and solar export
+	Agile  []Price   // Octopus Agile import prices (GBP/kWh)
+	London []Reading // a London household's import
+	Sydney []Reading // a Sydney household's import and solar export
 }
 
 // Loaded names what Load created.

@@ -27,7 +27,6 @@ const AusgridYears = 9
 // ReadDir reads the fleet's data from dir over [from, to). A missing file leaves its part
 // empty and is named in missing; a file that cannot be read is an error.
 func ReadDir(dir string, from, to time.Time) (f Fleet, missing []string, err error) {
-	f.From, f.To = from, to
 	parts := []struct {
 		name string
 		read func(io.Reader) error
@@ -76,7 +75,7 @@ func ReadHousehold(r io.Reader, from, to time.Time) ([]Reading, error) {
 	var out []Reading
 	err := eachRow(r, 2, true, func(row []string) error {
 		end, err := time.Parse("2006-01-02 15:04:05-07:00", row[0])
-		start := end.Add(-30 * time.Minute)
+		start := end.Add(-30 * time.Minute).UTC()
 		if err != nil || start.Before(from) || !start.Before(to) {
 			return err
 		}

@@ -60,6 +60,7 @@ async function show() {
   }
   if (seq !== shown) return;
   view.replaceChildren(next);
+  document.body.dataset.view = id.startsWith("loc_") ? id : "fleet";
   document.body.dataset.state = "ready";
 }
 

@@ -55,16 +55,16 @@ function timeline(win, rates, high, low, zone) {
   }
   return [h("p", { class: "legend" }, h("span", { class: "key-high" }, "HIGH"), ` and `, h("span", { class: "key-low" }, "LOW"),
     `: the dearest and the cheapest ${SLOT_SHARE * 100}% of the window's time (GET /slots/threshold).`),
-  stepChart({ start: win.start, end: win.end, unit: `${rates.currency_code}/kWh`, fmt: localDay(zone), shades,
+  stepChart({ start: win.start, end: win.end, unit: `${rates.currency_code}/kWh`, fmt: axis(win, zone), shades,
     periods: rates.data.map((p) => ({ from: new Date(p.valid_from), to: new Date(p.valid_to), value: p.tariff.rate })) })];
 }
 
-function readings(res, zone) {
+function readings(win, res, zone) {
   if (res instanceof Error) return res;
   if (res.data.length === 0) return h("p", { class: "empty" }, "No readings in this window.");
   const at = localTime(zone), last = res.data.slice(-48);
   return [
-    stepChart({ start: new Date(res.start_time), end: new Date(res.end_time), unit: "kWh", fmt: localDay(zone), shades: [],
+    stepChart({ start: new Date(res.start_time), end: new Date(res.end_time), unit: "kWh", fmt: axis(win, zone), shades: [],
       periods: res.data.map((d) => ({ from: new Date(d.start_time), to: new Date(d.end_time), value: d.energy.value / 1000 })) }),
     h("details", {}, h("summary", {}, `The last ${last.length} of ${res.data.length} readings (import), priced`),
       table("loc-readings", [{ title: "Start", cls: "key" }, { title: "kWh", cls: "import-kwh" },
@@ -72,6 +72,9 @@ function readings(res, zone) {
       last.map((d) => ({ key: d.start_time, cells: [at(new Date(d.start_time)), kwh(d.energy.value),
         money(micro(d.tariff.value)), String(d.tariff.confidence)] }))))];
 }
+
+/** The time axis's labels: days, or days and hours over a window of a few days. */
+const axis = (win, zone) => (win.end - win.start <= 4 * 86400000 ? localTime(zone) : localDay(zone));
 
 /** Renders location id's page over the window win into view. */
 export async function render(view, win, id) {
@@ -95,5 +98,5 @@ export async function render(view, win, id) {
     section("Tariffs", tariffs instanceof Error ? tariffs : tariffList(tariffs.data)),
     section("Daily cost", dailyCost(dI, dE, zone)),
     section("Price timeline (import)", timeline(win, rates, high, low, zone)),
-    section("Meter readings", readings(raw, zone)));
+    section("Meter readings", readings(win, raw, zone)));
 }
