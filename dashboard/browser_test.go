@@ -61,13 +61,13 @@ func TestDashboardShowsWhatTheAPIAnswers(t *testing.T) {
 	if agile == "" {
 		t.Fatalf("no demo-london-agile row in the locations table")
 	}
-	b.run(chromedp.Click(chromedp.CSS(`#fleet-locations a[href="#`+agile+`"]`)))
+	b.run(chromedp.Click(chromedp.CSS(`#fleet-locations a[href="#` + agile + `"]`)))
 	b.waitFor(agile)
 	b.screenshot("location-agile")
 	checkLocation(t, b, api.As(acc.Test()), agile)
 
 	sydney := locationID(t, api.As(acc.Test()), "demo-sydney-solar")
-	b.run(chromedp.Evaluate[chromedp.Void](`location.hash = "#`+sydney+`"`))
+	b.run(chromedp.Evaluate[chromedp.Void](`location.hash = "#` + sydney + `"`))
 	b.waitFor(sydney)
 	b.screenshot("location-sydney")
 	checkLocation(t, b, api.As(acc.Test()), sydney)
