@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 )
 
@@ -113,4 +114,33 @@ func (b *browser) screenshot(name string) {
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		b.t.Fatalf("screenshot: %v", err)
 	}
+}
+
+// download clicks the element selector finds and returns the file the browser saved.
+func (b *browser) download(selector string) []byte {
+	b.t.Helper()
+	dir := b.t.TempDir()
+	ctx, cancel := context.WithTimeout(b.ctx, step)
+	defer cancel()
+	progress := chromedp.Events(ctx, cdpbrowser.DownloadProgress)
+	allow := true
+	b.run(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: &allow})
+		return err
+	}), chromedp.Click(chromedp.CSS(selector)))
+	for ev, err := range progress {
+		if err != nil {
+			b.t.Fatalf("download from %s: %v", selector, err)
+		}
+		if ev.State == cdpbrowser.DownloadProgressStateCompleted {
+			body, err := os.ReadFile(filepath.Join(dir, ev.GUID))
+			if err != nil {
+				b.t.Fatalf("download from %s: %v", selector, err)
+			}
+			return body
+		}
+	}
+	b.t.Fatalf("download from %s: no file", selector)
+	return nil
 }

@@ -51,6 +51,7 @@ func TestDashboardShowsWhatTheAPIAnswers(t *testing.T) {
 	b.waitFor("fleet")
 	b.screenshot("fleet")
 	checkFleet(t, b, api.As(acc.Test()))
+	checkCSV(t, b, api, acc.TestKey)
 
 	var agile string
 	for _, r := range b.table("fleet-locations") {
@@ -91,6 +92,18 @@ func testFleet() demo.Fleet {
 			demo.Reading{Start: at, Wh: float64(i * 31 % 500), Direction: "EXPORT"})
 	}
 	return f
+}
+
+// checkCSV downloads the daily export CSV from the page and requires the API's CSV.
+func checkCSV(t *testing.T, b *browser, api *apitest.API, key string) {
+	t.Helper()
+	got := b.download(`button.csv[data-aggregation="DAY"][data-direction="EXPORT"]`)
+	r := api.Do(apitest.Request{Method: "POST", Path: "/costs/fleet", Auth: "Bearer " + key, Header: map[string]string{"Accept": "text/csv"},
+		Body: map[string]any{"start_time": from.Format(time.RFC3339), "end_time": to.Format(time.RFC3339),
+			"aggregation": "DAY", "direction": "EXPORT", "limit": 10000}})
+	if r.Status != 200 || len(r.Body) == 0 || string(got) != string(r.Body) {
+		t.Errorf("the page's CSV:\n%s\nthe API's (%d):\n%s", got, r.Status, r.Body)
+	}
 }
 
 func locationID(t *testing.T, call func(string, string, any) apitest.Response, ref string) string {

@@ -48,7 +48,8 @@ function perCurrency(kind, title, list) {
 
 function csvButtons(win, aggregation) {
   return h("p", { class: "downloads" }, ["IMPORT", "EXPORT"].map((direction) => {
-    const b = h("button", { type: "button", class: "csv" }, `${direction.toLowerCase()} CSV`);
+    const b = h("button", { type: "button", class: "csv", "data-aggregation": aggregation, "data-direction": direction },
+      `${direction.toLowerCase()} CSV`);
     b.addEventListener("click", async () => {
       const body = { ...win.body, aggregation, direction };
       saveBlob(`fleet-${aggregation.toLowerCase()}-${direction.toLowerCase()}-${win.from}.csv`, await api.fleetCSV(body));
