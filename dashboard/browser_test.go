@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,6 +32,9 @@ func TestDashboardShowsWhatTheAPIAnswers(t *testing.T) {
 	client := &demo.Client{Base: api.URL, Key: acc.TestKey, HTTP: &httpClient}
 	if _, err := demo.Load(ctx, client, testFleet()); err != nil {
 		t.Fatalf("load the fleet: %v", err)
+	}
+	if again, err := demo.Load(ctx, client, testFleet()); !errors.Is(err, demo.ErrLoaded) {
+		t.Fatalf("loading the fleet twice: %+v %v, want demo.ErrLoaded", again, err)
 	}
 	b := openBrowser(t, chrome)
 	page := fmt.Sprintf("%s/dashboard?from=%s&to=%s", api.URL, from.Format(time.DateOnly), to.Format(time.DateOnly))

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 )
 
@@ -38,24 +39,25 @@ type Loaded struct {
 	Readings  int
 }
 
-// ErrLoaded is returned when the account already has the demo fleet.
+// ErrLoaded is returned when the account already has every demo location Load could make.
 var ErrLoaded = errors.New("the demo fleet is already loaded")
 
 // Load creates the fleet's locations, markets and tariffs and sends its readings, all
-// through the API at c. It refuses (ErrLoaded) to load twice into one account and mode.
+// through the API at c. A demo location the account already has (by reference_id) is
+// left as it is; when that leaves nothing to do, Load returns ErrLoaded.
 func Load(ctx context.Context, c *Client, f Fleet) (Loaded, error) {
 	var out Loaded
-	var list struct{ Data []struct{ ID string } }
-	if err := c.Do(ctx, "GET", "/locations?reference_id="+homes[0].ref, nil, &list); err != nil {
-		return out, err
-	}
-	if len(list.Data) > 0 {
-		return out, ErrLoaded
-	}
-	market := ""
+	market, existing := "", 0
 	for _, home := range homes {
 		readings := home.readings(f)
 		if len(readings) == 0 || (home.market && len(f.Agile) == 0) {
+			continue
+		}
+		if ok, err := exists(ctx, c, home.ref); err != nil || ok {
+			existing++
+			if err != nil {
+				return out, err
+			}
 			continue
 		}
 		if home.market && market == "" {
@@ -75,7 +77,19 @@ func Load(ctx context.Context, c *Client, f Fleet) (Loaded, error) {
 		out.Locations = append(out.Locations, id)
 		out.Readings += len(readings)
 	}
+	if len(out.Locations) == 0 && existing > 0 {
+		return out, ErrLoaded
+	}
 	return out, nil
+}
+
+// exists reports whether the account has a location with the reference ref.
+func exists(ctx context.Context, c *Client, ref string) (bool, error) {
+	var list struct{ Data []struct{ ID string } }
+	if err := c.Do(ctx, "GET", "/locations?reference_id="+url.QueryEscape(ref), nil, &list); err != nil {
+		return false, err
+	}
+	return len(list.Data) > 0, nil
 }
 
 func agileMarket(ctx context.Context, c *Client, prices []Price) (string, error) {

@@ -31,8 +31,8 @@ func (c *cli) demoCmd() *cobra.Command {
 		Long: `Creates four locations with their tariffs (London on Octopus Agile market prices, on a
 two-rate and on a flat tariff; a Sydney home with solar export) and six weeks of their
 half-hourly readings, all through the API: a kwhouse started inside this command on
-loopback, or the one at --url. Files missing from --data leave their locations out; an
-account that already has the demo fleet is left as it is (docs/dashboard.md).`,
+loopback, or the one at --url. Files missing from --data leave their locations out;
+demo locations the account already has are left as they are (docs/dashboard.md).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !strings.HasPrefix(f.key, "sk_") {
 				return fmt.Errorf("--key must be an API key (sk_test_… or sk_live_…)")
