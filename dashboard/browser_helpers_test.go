@@ -21,8 +21,9 @@ type browser struct {
 	dir string
 }
 
-// step is the longest one browser action (a page load, a wait for the page) may take.
-const step = time.Minute
+// step is the longest one browser action (a page load, a wait for the page) may take: a
+// view asks for several cost queries one after another, on a loaded machine under -race.
+const step = 3 * time.Minute
 
 func openBrowser(t *testing.T, binary string) *browser {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(binary),
@@ -63,8 +64,10 @@ func eval[T any](b *browser, expr string) T {
 // waitFor waits until the page has finished drawing view ("fleet" or a location id).
 func (b *browser) waitFor(view string) {
 	b.t.Helper()
+	began := time.Now()
 	b.run(chromedp.Poll[chromedp.Void](`document.body.dataset.state === "ready" && document.body.dataset.view === "`+view+`"`,
 		chromedp.WithPollingTimeout(step)))
+	b.t.Logf("%s drawn in %v", view, time.Since(began).Round(time.Millisecond))
 }
 
 func (b *browser) text(expr string) string {

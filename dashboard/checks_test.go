@@ -133,11 +133,12 @@ func checkFleet(t *testing.T, b *browser, call caller) {
 			t.Errorf("the window spans two months; GBP has %d", len(per["GBP"]))
 		}
 	}
-	locations := map[string]*sums{}
-	for _, perLoc := range byKey(fleetRows(t, call, "NONE", "IMPORT"), fleetRows(t, call, "NONE", "EXPORT"),
-		func(r costRow) string { return r.LocationID }) {
-		for id, s := range perLoc {
-			locations[id] = s
+	// A location's row is its months summed; each must also be what the API answers for
+	// the whole window, to the cent.
+	locations, whole := perLocation(t, call, "MONTH"), perLocation(t, call, "NONE")
+	for id, s := range whole {
+		if locations[id] == nil || !reflect.DeepEqual(locations[id].cells(), s.cells()) {
+			t.Errorf("location %s: months %+v, the whole window %+v", id, locations[id], s)
 		}
 	}
 	checkTable(t, b, "fleet-locations", 2, locations)
@@ -195,4 +196,16 @@ func checkLocation(t *testing.T, b *browser, call caller, id string) {
 			t.Errorf("%s slots of %s: shaded %v, the API's %v", segment, id, shaded, want)
 		}
 	}
+}
+
+// perLocation sums the fleet's rows of both directions per location.
+func perLocation(t *testing.T, call caller, aggregation string) map[string]*sums {
+	out := map[string]*sums{}
+	for _, perID := range byKey(fleetRows(t, call, aggregation, "IMPORT"), fleetRows(t, call, aggregation, "EXPORT"),
+		func(r costRow) string { return r.LocationID }) {
+		for id, s := range perID {
+			out[id] = s
+		}
+	}
+	return out
 }

@@ -67,17 +67,16 @@ function skippedNote(skipped) {
 /** Renders the fleet's costs over the window win into view. */
 export async function render(view, win) {
   const ask = (aggregation, direction) => api.fleet({ ...win.body, aggregation, direction }).catch((e) => e);
-  const [locs, dI, dE, mI, mE, tI, tE] = await Promise.all([api.locations().catch((e) => e),
-    ask("DAY", "IMPORT"), ask("DAY", "EXPORT"), ask("MONTH", "IMPORT"), ask("MONTH", "EXPORT"),
-    ask("NONE", "IMPORT"), ask("NONE", "EXPORT")]);
-  const failed = [locs, dI, dE, mI, mE, tI, tE].find((r) => r instanceof Error);
+  const [locs, dI, dE, mI, mE] = await Promise.all([api.locations().catch((e) => e),
+    ask("DAY", "IMPORT"), ask("DAY", "EXPORT"), ask("MONTH", "IMPORT"), ask("MONTH", "EXPORT")]);
+  const failed = [locs, dI, dE, mI, mE].find((r) => r instanceof Error);
   if (failed) {
     view.replaceChildren(section("Fleet", failed));
     return;
   }
   const byDate = (r) => r.date;
   const names = new Map(locs.map((l) => [l.id, l]));
-  const totals = buckets(tI.rows, tE.rows, (r) => r.location_id);
+  const totals = buckets(mI.rows, mE.rows, (r) => r.location_id); // a location's months make its window
   view.replaceChildren(...[
     h("h2", { class: "title" }, `Fleet: ${locs.length} locations`),
     skippedNote(dI.skipped), skippedNote(dE.skipped),
