@@ -61,6 +61,11 @@ export function barChart({ labels, series, unit }) {
     });
   });
   xLabels(svg, labels, (i) => PAD.left + i * slot + slot / 2);
+  series.forEach((s, j) => { // the legend, top right
+    const x = W - PAD.right - 150 * (series.length - j);
+    el("rect", { x, y: 3, width: 10, height: 10, class: `bar ${s.cls}` }, svg);
+    el("text", { x: x + 14, y: 12, class: "legend" }, svg, s.name);
+  });
   return svg;
 }
 

@@ -41,8 +41,8 @@ function perCurrency(kind, title, list) {
       barChart({ labels, unit: cur, series: [
         { name: "import cost", cls: "import", values: rows.map((b) => b.import.m / 1e6) },
         { name: "export earnings", cls: "export", values: rows.map((b) => b.export.m / 1e6) }] }),
-      table(`fleet-${kind}-${cur}`, [{ title: kind === "days" ? "Date" : "Month", cls: "key" }, ...COLUMNS],
-        rows.map((b) => ({ key: b.key, cells: [b.key, ...cells(b)] }))));
+      h("div", { class: "scroll" }, table(`fleet-${kind}-${cur}`, [{ title: kind === "days" ? "Date" : "Month", cls: "key" }, ...COLUMNS],
+        rows.map((b) => ({ key: b.key, cells: [b.key, ...cells(b)] })))));
   });
 }
 

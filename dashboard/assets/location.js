@@ -38,11 +38,11 @@ function dailyCost(imp, exp, zone) {
     barChart({ labels, unit: imp.currency_code || exp.currency_code, series: [
       { name: "import cost", cls: "import", values: rows.map((r) => r.IMPORT.m / 1e6) },
       { name: "export earnings", cls: "export", values: rows.map((r) => r.EXPORT.m / 1e6) }] }),
-    table("loc-days", [{ title: "Day", cls: "key" }, { title: "Import kWh", cls: "import-kwh" },
+    h("div", { class: "scroll" }, table("loc-days", [{ title: "Day", cls: "key" }, { title: "Import kWh", cls: "import-kwh" },
       { title: "Import cost", cls: "import-cost" }, { title: "Export kWh", cls: "export-kwh" },
       { title: "Export earnings", cls: "export-earn" }, { title: "Net cost", cls: "net" }],
     rows.map((r, i) => ({ key: r.start, cells: [labels[i], kwh(r.IMPORT.wh), money(r.IMPORT.m),
-      kwh(r.EXPORT.wh), money(r.EXPORT.m), money(r.IMPORT.m - r.EXPORT.m)] })))];
+      kwh(r.EXPORT.wh), money(r.EXPORT.m), money(r.IMPORT.m - r.EXPORT.m)] }))))];
 }
 
 function timeline(win, rates, high, low, zone) {
