@@ -9,12 +9,16 @@ const $ = (id) => document.getElementById(id);
 const DAY = 86400000;
 let shown = 0; // the latest show(): an older one that finishes later is dropped
 
-/** The window from the URL (?from=YYYY-MM-DD&to=YYYY-MM-DD), else the last 30 UTC days. */
+/**
+ * The window from the URL (?from=YYYY-MM-DD&to=YYYY-MM-DD), else the last 30 UTC days
+ * (today included); a date that is not one is replaced by its default.
+ */
 function readWindow() {
   const q = new URLSearchParams(window.location.search);
-  const today = new Date(Math.floor(Date.now() / DAY) * DAY + DAY);
-  const to = q.get("to") || today.toISOString().slice(0, 10);
-  const from = q.get("from") || new Date(Date.parse(to) - 30 * DAY).toISOString().slice(0, 10);
+  const date = (v) => (/^\d{4}-\d{2}-\d{2}$/.test(v || "") && !Number.isNaN(Date.parse(v)) ? v : null);
+  const tomorrow = new Date(Math.floor(Date.now() / DAY) * DAY + DAY);
+  const to = date(q.get("to")) || tomorrow.toISOString().slice(0, 10);
+  const from = date(q.get("from")) || new Date(Date.parse(to) - 30 * DAY).toISOString().slice(0, 10);
   return windowOf(from, to);
 }
 
