@@ -29,8 +29,12 @@ build: ## Build bin/kwhouse
 run: services build ## Set everything up and serve the API on :8080 (Ctrl-C stops it)
 	@scripts/run.sh
 
+.PHONY: browser
+browser: ## Install Debian's chromium (if missing) for the dashboard's browser test
+	@scripts/services.sh browser
+
 .PHONY: test
-test: services ## Set everything up and run every test (race detector on)
+test: services browser ## Set everything up and run every test (race detector on)
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./...
 
 CHDB_VERSION ?= 26.7.3-stable.1

@@ -98,6 +98,8 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metrics.handler())
 	e.GET("/openapi.json", s.openAPI)
 	e.GET("/login", s.wrap(s.login))
+	e.GET("/dashboard", s.dashboardFile) // the page has no data: its API calls carry the key
+	e.GET("/dashboard/:file", s.dashboardFile)
 
 	// Meter pushes are charged by records (in ingest), everything else by requests.
 	// Uploads have their own, larger body limits and ingest.body_timeout (uploadTime).

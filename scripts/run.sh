@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run.sh — what `make run` does after the servers are up: make a JWT secret and a demo
-# account on first use (kept in .run/), print how to call the API, then serve on :8080.
+# account on first use (kept in .run/), load the demo fleet into it (`kwhouse demo`, from
+# ../shared/data or KWHOUSE_DEMO_DATA; skipped when the files are absent), print how to
+# call the API and open the dashboard, then serve on :8080.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 run="$root/.run"
@@ -25,6 +27,9 @@ account=$(field account_id)
 key=$(field test_key)
 port=${KWHOUSE_HTTP_ADDR:-:8080}
 port=${port##*:}
+data=${KWHOUSE_DEMO_DATA:-$root/../shared/data}
+dashboard=$("$bin" demo --key "$key" --data "$data" --dashboard "http://localhost:$port/dashboard") ||
+  dashboard="http://localhost:$port/dashboard   (the demo fleet was not loaded: see above)"
 
 cat <<TXT
 
@@ -35,6 +40,9 @@ cat <<TXT
     curl -s -H "Authorization: Bearer $key" -X POST http://localhost:$port/locations \\
          -d '{"reference_id":"home-1","postal_address":{"country_code":"GB"}}'
     curl -s -u $account:$key http://localhost:$port/login
+
+  Dashboard (the key is in the link's fragment, never sent to the server):
+    $dashboard
 
   API document: http://localhost:$port/openapi.json   Ctrl-C stops the service.
 

@@ -5,6 +5,7 @@
 #   scripts/services.sh up     install if needed, start, wait until both answer
 #   scripts/services.sh down   stop the servers this script started
 #   scripts/services.sh env    print the KWHOUSE_* variables that point at them
+#   scripts/services.sh browser  install Debian's chromium if missing (the dashboard's browser test)
 #
 # Ports: KWHOUSE_CH_PORT (default 9000), KWHOUSE_REDIS_PORT (default 6379).
 set -euo pipefail
@@ -156,6 +157,12 @@ down() {
   done
 }
 
+# browser installs the headless browser the dashboard test drives (dashboard/browser_test.go).
+browser() {
+  if command -v chromium >/dev/null 2>&1 || [ -n "${KWHOUSE_TEST_CHROMIUM:-}" ]; then return; fi
+  apt_install chromium
+}
+
 env_vars() {
   echo "export KWHOUSE_CLICKHOUSE_ADDR=127.0.0.1:$ch_port"
   echo "export KWHOUSE_REDIS_ADDR=127.0.0.1:$redis_port"
@@ -165,5 +172,6 @@ case "${1:-up}" in
   up) up ;;
   down) down ;;
   env) env_vars ;;
-  *) echo "usage: $0 up|down|env" >&2; exit 2 ;;
+  browser) browser ;;
+  *) echo "usage: $0 up|down|env|browser" >&2; exit 2 ;;
 esac

@@ -46,7 +46,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().String("log-level", "", "debug, info, warn or error (KWHOUSE_LOG_LEVEL)")
 	bind(c.v, root, map[string]string{"clickhouse.addr": "clickhouse-addr", "clickhouse.database": "clickhouse-database",
 		"redis.addr": "redis-addr", "log.level": "log-level"})
-	root.AddCommand(c.serveCmd(), c.migrateCmd(), c.accountsCmd(), c.ingestCmd(), c.importCmd())
+	root.AddCommand(c.serveCmd(), c.migrateCmd(), c.accountsCmd(), c.ingestCmd(), c.importCmd(), c.demoCmd())
 	return root
 }
 

@@ -134,6 +134,13 @@ func Start(t testing.TB, opt Options) *API {
 		router: openAPIRouter(t), client: &http.Client{Timeout: 30 * time.Second}, database: ch.Database, prefix: prefix}
 }
 
+// The dashboard's page and files are text the document describes as strings.
+func init() {
+	for _, ct := range []string{"text/html", "text/javascript", "text/css"} {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
+	}
+}
+
 func openAPIRouter(t testing.TB) routers.Router {
 	doc, err := httpapi.OpenAPI()
 	if err != nil {
