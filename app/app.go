@@ -28,6 +28,7 @@ import (
 	"github.com/kwhouse/kwhouse/onboard"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/rediscache"
+	"github.com/kwhouse/kwhouse/schedules"
 	"github.com/kwhouse/kwhouse/schema"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
@@ -116,12 +117,14 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
 		Now:          now,
 
-		Ingest:              a.Ingest,
-		IngestMaxBodyBytes:  ic.MaxBodyBytes,
-		IngestStreamFrom:    cmp.Or(ic.StreamFrom, ingest.DefaultStreamFrom),
-		IngestStreamChunk:   ic.StreamChunkBytes,
-		Tariffs:             a.Tariffs,
-		Pricer:              a.Pricer,
+		Ingest:             a.Ingest,
+		IngestMaxBodyBytes: ic.MaxBodyBytes,
+		IngestStreamFrom:   cmp.Or(ic.StreamFrom, ingest.DefaultStreamFrom),
+		IngestStreamChunk:  ic.StreamChunkBytes,
+		Tariffs:            a.Tariffs,
+		Pricer:             a.Pricer,
+		Schedules: schedules.New(a.Catalog, a.Pricer, docs, schedules.Limits{Horizon: cfg.Schedules.Horizon,
+			MaxDevices: cfg.Schedules.MaxDevices}, now),
 		Carbon:              a.Carbon,
 		Limits:              a.Limits,
 		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},

@@ -21,6 +21,7 @@ type Config struct {
 	Auth       Auth       `mapstructure:"auth"`
 	Ingest     Ingest     `mapstructure:"ingest"`
 	Costs      Costs      `mapstructure:"costs"`
+	Schedules  Schedules  `mapstructure:"schedules"`
 	Limits     Limits     `mapstructure:"limits"`
 	Log        Log        `mapstructure:"log"`
 }
@@ -151,6 +152,14 @@ type Costs struct {
 	FleetCacheLocations int `mapstructure:"fleet_cache_locations"`
 }
 
+// Schedules bounds POST /schedules (docs/schedules.md).
+type Schedules struct {
+	// Horizon: a device's window may end at most this long after now (at most 90 days,
+	// the longest price timeline).
+	Horizon    time.Duration `mapstructure:"horizon"`
+	MaxDevices int           `mapstructure:"max_devices"` // devices in one request
+}
+
 // Log configures structured logging.
 type Log struct {
 	Level  string `mapstructure:"level"`
@@ -183,6 +192,8 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("auth.jwt_secret", "")
 	v.SetDefault("auth.token_ttl", time.Hour)
 	v.SetDefault("costs.fleet_cache_locations", 20_000)
+	v.SetDefault("schedules.horizon", 7*24*time.Hour)
+	v.SetDefault("schedules.max_devices", 100)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 )
 
 // FieldError names the config key that holds a bad value.
@@ -106,6 +107,12 @@ func (c *Config) problems() []error {
 	}
 	if c.Costs.FleetCacheLocations < 0 {
 		add("costs.fleet_cache_locations", "must be 0 (off) or more")
+	}
+	if c.Schedules.Horizon <= 0 || c.Schedules.Horizon > 90*24*time.Hour {
+		add("schedules.horizon", "must be within (0, 2160h]")
+	}
+	if c.Schedules.MaxDevices < 1 || c.Schedules.MaxDevices > 1000 {
+		add("schedules.max_devices", "must be 1..1000")
 	}
 	if c.Ingest.QueueLength < 1 {
 		add("ingest.queue_length", "must be at least 1")

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
@@ -32,6 +33,11 @@ func TestEveryFlatPeakOperationAnswersAsFlatPeakDocuments(t *testing.T) {
 		"direction": "IMPORT", "tariff_rate": "IMPORT", "measurand": "TRANSFERRED", "units": "WH", "confidence": 1, "value": 1500,
 		"start_time": "2024-06-03T10:00:00Z", "end_time": "2024-06-03T10:30:00+00:00", "non_persistent": false}
 	window := "start_time=2024-06-03T00:00:00Z&end_time=2024-06-04T00:00:00Z"
+	soon := time.Now().UTC().Truncate(time.Hour).Add(2 * time.Hour)
+	scheduleBody := map[string]any{"location_id": "{loc}", "max_power": map[string]any{"units": "W", "value": "14000"},
+		"shaving_threshold": map[string]any{"relative": 0.9}, "data": []any{map[string]any{"device_id": "{dev}", "direction": "IMPORT",
+			"start_time": soon.Format(time.RFC3339), "end_time": soon.Add(3 * time.Hour).Format(time.RFC3339),
+			"max_power": map[string]any{"units": "W", "value": 7000}, "energy": map[string]any{"units": "WH", "value": 10000}}}}
 	calls := []flatPeakCall{
 		{op: "POST /customers", path: "/customers", body: map[string]any{"reference_id": "CUS-1"}, name: "cus", status: 201},
 		{op: "GET /customers", path: "/customers?limit=10&reference_id=CUS-1", status: 200},
@@ -66,6 +72,7 @@ func TestEveryFlatPeakOperationAnswersAsFlatPeakDocuments(t *testing.T) {
 		{op: "POST /costs/interval/{id}", path: "/costs/interval/{dev}?aggregation=DAY&direction=IMPORT&include_tariff=true&include_carbon=true",
 			body: map[string]any{"start_time": "2024-06-01T00:00:00Z", "end_time": "2024-07-01T00:00:00Z"}, status: 200},
 		{op: "POST /costs/session/{id}", path: "/costs/session/S-1?include_tariff=true&include_carbon=true", status: 200},
+		{op: "POST /schedules", path: "/schedules?include_carbon=true", body: scheduleBody, status: 200},
 		{op: "POST /costs/instant", path: "/costs/instant?include_tariff=true&include_carbon=true&non_persistent=true", body: record, status: 200},
 		{op: "GET /events", path: "/events?event_type=location.create&limit=5", name: "evt", status: 200},
 		{op: "GET /events/{id}", path: "/events/{evt}", status: 200},

@@ -19,6 +19,7 @@ import (
 	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/limits"
 	"github.com/kwhouse/kwhouse/query"
+	"github.com/kwhouse/kwhouse/schedules"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -41,6 +42,7 @@ type Deps struct {
 	Ingest             *ingest.Service
 	Tariffs            *tariffs.Service
 	Pricer             *query.Pricer
+	Schedules          *schedules.Service
 	Carbon             *carbon.Store
 	Limits             *limits.Limits
 	IngestMaxBodyBytes int64
@@ -136,6 +138,8 @@ func (s *Server) routes() {
 	a.GET("/tariffs/rates/:id", s.wrap(s.tariffRates))
 	a.GET("/slots/threshold/:id", s.wrap(s.slotsThreshold))
 	a.GET("/slots/time/:id", s.wrap(s.slotsTime))
+	a.POST("/schedules", s.wrap(s.createSchedule))
+	a.GET("/schedules/:id", s.wrap(s.getSchedule))
 
 	a.GET("/events", s.wrap(s.listEvents))
 	a.GET("/events/:id", s.wrap(s.getEvent))
