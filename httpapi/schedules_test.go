@@ -89,8 +89,8 @@ func agilePrices(t *testing.T, from, to time.Time) map[time.Time]float64 {
 }
 
 // marketTariff puts prices (half-hour starts → GBP/kWh) on a market priced by the
-// location's import commodity tariff.
-func (e *costEnv) marketTariff(prices map[time.Time]float64) {
+// location's commodity tariff of direction (IMPORT when none is given).
+func (e *costEnv) marketTariff(prices map[time.Time]float64, direction ...string) {
 	m := e.do("POST", "/markets", map[string]any{"display_name": "agile", "currency_code": "GBP"}).Map(e.t)["id"].(string)
 	var body []any
 	for at, p := range prices {
@@ -99,7 +99,11 @@ func (e *costEnv) marketTariff(prices map[time.Time]float64) {
 	if r := e.do("PUT", "/markets/"+m+"/prices", body); r.Status != 200 {
 		e.t.Fatalf("prices: %d %s", r.Status, r.Body)
 	}
-	e.tariff(map[string]any{"market_rates": true, "market_id": m})
+	fields := map[string]any{"market_rates": true, "market_id": m}
+	if len(direction) > 0 {
+		fields["direction"] = direction[0]
+	}
+	e.tariff(fields)
 }
 
 func (e *costEnv) schedule(query string, body map[string]any) scheduleBody {
@@ -228,13 +232,19 @@ func TestScheduleOnTheFallBackDayWithAgilePrices(t *testing.T) {
 // 2024-01-10T10:00Z (London = UTC), 0.20 after.
 func threeHours(t *testing.T) (*costEnv, string) {
 	e := newScheduleEnv(t, time.Date(2024, 1, 10, 9, 0, 0, 0, time.UTC))
-	prices := map[time.Time]float64{}
-	t0 := time.Date(2024, 1, 10, 10, 0, 0, 0, time.UTC)
-	for i, p := range []float64{0.30, 0.30, -0.05, -0.05, 0.10, 0.10, 0.20, 0.20} {
-		prices[t0.Add(time.Duration(i)*30*time.Minute)] = p
-	}
-	e.marketTariff(prices)
+	e.marketTariff(hourPrices(0.30, -0.05, 0.10, 0.20))
 	return e, e.device("EV-1")
+}
+
+// hourPrices is half-hourly prices from 2024-01-10T10:00Z, one price an hour.
+func hourPrices(prices ...float64) map[time.Time]float64 {
+	out := map[time.Time]float64{}
+	t0 := time.Date(2024, 1, 10, 10, 0, 0, 0, time.UTC)
+	for i, p := range prices {
+		out[t0.Add(time.Duration(2*i)*30*time.Minute)] = p
+		out[t0.Add(time.Duration(2*i+1)*30*time.Minute)] = p
+	}
+	return out
 }
 
 func oneDevice(loc, dev string, w, wh float64, end string) map[string]any {
@@ -305,5 +315,50 @@ func TestScheduleRefusesBadInputNamingTheField(t *testing.T) {
 	}
 	if r := e.do("GET", "/schedules/sch_000000000000000000000000", nil); r.Status != 404 {
 		t.Errorf("unknown schedule: %d %s", r.Status, r.Body)
+	}
+}
+
+// An export maximises earnings; carbon and blend objectives move an import to cleaner
+// hours. Prices from 10:00Z: import 0.30, -0.05, 0.10, 0.20; export 0.05, 0.15, 0.10,
+// 0.02; grid 300, 100, 50, 200 g/kWh. Each device: 2 kWh at 2 kW, so one whole hour.
+func TestScheduleExportEarningsAndCarbonObjectives(t *testing.T) {
+	e := newScheduleEnv(t, time.Date(2024, 1, 10, 9, 0, 0, 0, time.UTC))
+	e.loc = e.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP",
+		"postal_address": map[string]any{"country_code": "GB"}}).Map(t)["id"].(string)
+	e.marketTariff(hourPrices(0.30, -0.05, 0.10, 0.20))
+	e.marketTariff(hourPrices(0.05, 0.15, 0.10, 0.02), "EXPORT")
+	series := e.do("POST", "/carbon/series", map[string]any{"display_name": "GB", "country_code": "GB", "default": true}).Map(t)["id"].(string)
+	e.intensities(series, iv("2024-01-10T10:00:00Z", "2024-01-10T11:00:00Z", 300), iv("2024-01-10T11:00:00Z", "2024-01-10T12:00:00Z", 100),
+		iv("2024-01-10T12:00:00Z", "2024-01-10T13:00:00Z", 50), iv("2024-01-10T13:00:00Z", "2024-01-10T14:00:00Z", 200))
+	ev, battery := e.device("EV-1"), e.device("BAT-1")
+
+	exp := oneDevice(e.loc, battery, 2000, 2000, "2024-01-10T14:00:00Z")
+	exp["data"].([]any)[0].(map[string]any)["direction"] = "EXPORT"
+	s := e.schedule("", exp)
+	// Earned 2 kWh × 0.15 = 0.30 (net cost -0.30); flat out from 10:00 earns 0.10: 0.20 more.
+	if got := s.Data[0]; math.Abs(got.Tariff.Value-0.3) > 1e-9 || got.Schedule[0].StartTime != "2024-01-10T11:00:00Z" ||
+		math.Abs(s.Tariff.Value+0.3) > 1e-9 || math.Abs(s.Savings.Value-0.2) > 1e-9 {
+		t.Errorf("export: %+v", s)
+	}
+
+	imp := oneDevice(e.loc, ev, 2000, 2000, "2024-01-10T14:00:00Z")
+	for _, c := range []struct{ query, hour string }{
+		{"", "2024-01-10T11:00:00Z"},                                     // cost: -0.05
+		{"?objective=carbon", "2024-01-10T12:00:00Z"},                    // 50 g/kWh
+		{"?objective=blend&carbon_weight=0.001", "2024-01-10T11:00:00Z"}, // -0.05 + 0.1 < 0.1 + 0.05
+		{"?objective=blend&carbon_weight=0.01", "2024-01-10T12:00:00Z"},  // -0.05 + 1 > 0.1 + 0.5
+	} {
+		s := e.schedule(c.query, imp)
+		if len(s.Data[0].Schedule) != 1 || s.Data[0].Schedule[0].StartTime != c.hour {
+			t.Errorf("%q: %+v, want the hour from %s", c.query, s.Data[0].Schedule, c.hour)
+		}
+	}
+	// include_carbon: 2 kWh at 50 g/kWh.
+	r := e.do("POST", "/schedules?objective=carbon&include_carbon=true", imp)
+	if got := carbonOf(t, r.Map(t)); got != "100g~1" {
+		t.Errorf("carbon %s, want 100g~1", got)
+	}
+	if r := e.do("POST", "/schedules?objective=blend", imp); r.Status != 400 || r.Map(t)["param"] != "carbon_weight" {
+		t.Errorf("blend without weight: %d %s", r.Status, r.Body)
 	}
 }
