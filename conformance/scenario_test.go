@@ -309,6 +309,8 @@ func rateSteps(r *run) {
 	r.call("slots low abs", "GET", "/slots/threshold/{ny}?segment=LOW&absolute=0&"+mday, nil)
 	r.call("slots time", "GET", "/slots/time/{ny}?segment=LOW&duration=90&"+mday, nil)
 	r.call("slots tou", "GET", "/slots/threshold/{loc}?segment=HIGH&relative=0.25&"+day, nil)
+	r.call("audit", "GET", "/tariffs/audit/{loc}?"+day, nil)
+	r.call("audit market", "GET", "/tariffs/audit/{ny}?"+mday, nil)
 }
 
 func teardownSteps(r *run, ctx context.Context) {

@@ -67,6 +67,7 @@ func TestEveryFlatPeakOperationAnswersAsFlatPeakDocuments(t *testing.T) {
 			"data": []any{map[string]any{"time": 1717408800, "value": 10.5, "record_reference_id": "C-1"},
 				map[string]any{"time": 1717410600, "value": 11}}}, status: 200},
 		{op: "GET /tariffs/rates/{id}", path: "/tariffs/rates/{loc}?include_tariff=true&include_carbon=true&direction=IMPORT&" + window, status: 200},
+		{op: "GET /tariffs/audit/{id}", path: "/tariffs/audit/{loc}?direction=IMPORT&" + window, status: 200},
 		{op: "GET /slots/threshold/{id}", path: "/slots/threshold/{loc}?segment=HIGH&relative=0.5&direction=IMPORT&" + window, status: 200},
 		{op: "GET /slots/time/{id}", path: "/slots/time/{loc}?segment=LOW&duration=60&" + window, status: 200},
 		{op: "POST /costs/interval/{id}", path: "/costs/interval/{dev}?aggregation=DAY&direction=IMPORT&include_tariff=true&include_carbon=true",

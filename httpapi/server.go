@@ -136,6 +136,7 @@ func (s *Server) routes() {
 	a.POST("/costs/fleet", s.admitQuery, s.costFleet)
 	a.POST("/costs/instant", s.wrap(s.costInstant))
 	a.GET("/tariffs/rates/:id", s.wrap(s.tariffRates))
+	a.GET("/tariffs/audit/:id", s.wrap(s.tariffAudit))
 	a.GET("/slots/threshold/:id", s.wrap(s.slotsThreshold))
 	a.GET("/slots/time/:id", s.wrap(s.slotsTime))
 	a.POST("/schedules", s.wrap(s.createSchedule))

@@ -17,13 +17,20 @@ type Period struct {
 	Bands      Bands
 }
 
-// expand maps the schedule onto UTC time over [from, to) in zone loc. It walks stretches
-// of constant UTC offset: inside one, local wall time runs linearly with UTC, so a local
-// hour skipped by a spring-forward change never appears (no length) and one repeated by
-// a fall-back change appears twice (priced twice). Periods are cut at tier period starts
-// and adjacent equal periods are merged.
+// expand maps the schedule onto UTC time over [from, to) in zone loc (walk), merging
+// adjacent equal periods.
 func expand(rules []rule, loc *time.Location, tier string, from, to int64) []Period {
 	var out []Period
+	walk(rules, loc, tier, from, to, func(p Period, _ *rule) { out = appendMerged(out, p) })
+	return out
+}
+
+// walk maps the schedule onto UTC time over [from, to) in zone loc and hands each stretch
+// with its winning rule to emit, in time order. It walks stretches of constant UTC
+// offset: inside one, local wall time runs linearly with UTC, so a local hour skipped by
+// a spring-forward change never appears (no length) and one repeated by a fall-back
+// change appears twice (priced twice). Stretches are cut at tier period starts.
+func walk(rules []rule, loc *time.Location, tier string, from, to int64, emit func(Period, *rule)) {
 	days := map[int64][]dayPiece{} // by local wall day number
 	for u := from; u < to; {
 		_, off := time.Unix(u, 0).In(loc).Zone()
@@ -41,14 +48,13 @@ func expand(rules []rule, loc *time.Location, tier string, from, to int64) []Per
 			for _, p := range pieces {
 				a, b := max(wall, day*86400+int64(p.from)), min(dayEnd, day*86400+int64(p.to))
 				if a < b && p.rule != nil {
-					out = appendMerged(out, Period{Start: a - int64(off), End: b - int64(off), TierStart: tierStart, Bands: p.rule.bands})
+					emit(Period{Start: a - int64(off), End: b - int64(off), TierStart: tierStart, Bands: p.rule.bands}, p.rule)
 				}
 			}
 			wall = dayEnd
 		}
 		u = end
 	}
-	return out
 }
 
 // stretchEnd returns the end of the constant-offset stretch containing u, capped at limit.
