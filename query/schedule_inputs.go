@@ -2,11 +2,13 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
 )
 
 // Timeline returns the location and its constant-price periods of direction over
@@ -20,8 +22,37 @@ func (c *Pricer) CarbonIntervals(ctx context.Context, scope kwhouse.Scope, loc c
 	return c.seriesIntervals(ctx, scope, loc, from, to)
 }
 
-// DeviceLocations lists the locations of a device's records of direction that start in
-// [start, end) (at most 2).
-func (c *Pricer) DeviceLocations(ctx context.Context, scope kwhouse.Scope, deviceID, direction string, start, end time.Time) ([]string, error) {
-	return c.deviceLocations(ctx, scope, CostRequest{ObjectID: deviceID, Direction: direction, Start: start, End: end})
+// devicesAtStmt says per device whether any of its records in the window is at the
+// location, and one location it is at. device_id is not in the sorting key after
+// location_id: this reads the account's records of the window.
+var devicesAtStmt = chstore.Register("query.devices_at", `SELECT device_id, max(location_id = ?) AS here, any(location_id) AS elsewhere
+	FROM meter_records
+	WHERE account_id = ? AND live_mode = ? AND device_id IN ? AND start_time >= toDateTime(?) AND start_time < toDateTime(?)
+	GROUP BY device_id`)
+
+// DevicesElsewhere returns the devices of ids whose records starting in [start, end) are
+// all at locations other than locationID, each with one of those locations. Devices
+// without records there are not returned.
+func (c *Pricer) DevicesElsewhere(ctx context.Context, scope kwhouse.Scope, locationID string, ids []string, start, end time.Time) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := c.db.Query(ctx, devicesAtStmt, locationID, scope.AccountID, scope.LiveByte(), chstore.Set(ids),
+		uint32(start.Unix()), uint32(end.Unix()))
+	if err != nil {
+		return nil, fmt.Errorf("locations of devices: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, other string
+		var here uint8
+		if err := rows.Scan(&id, &here, &other); err != nil {
+			return nil, fmt.Errorf("scan device location: %w", err)
+		}
+		if here == 0 {
+			out[id] = other
+		}
+	}
+	return out, rows.Err()
 }

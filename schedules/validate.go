@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -182,7 +181,7 @@ func checkOptions(p *kwhouse.Problems, opt Options) {
 
 // resolve validates the request and looks up the location and devices it names: an
 // unknown one, or a device whose records of the last deviceLookback are all at other
-// locations, is a 400 naming the field.
+// locations, is a 400 naming the field. One lookup answers for all devices.
 func (s *Service) resolve(ctx context.Context, scope kwhouse.Scope, req Request, opt Options, now time.Time) (need, error) {
 	n, err := s.validate(req, opt, now)
 	if err != nil {
@@ -191,22 +190,25 @@ func (s *Service) resolve(ctx context.Context, scope kwhouse.Scope, req Request,
 	if n.loc, err = s.catalog.LocationInfo(ctx, scope, req.LocationID); err != nil {
 		return n, refError(err, "location_id", req.LocationID)
 	}
-	var p kwhouse.Problems
+	ids := make([]string, len(n.devices))
 	for i, d := range n.devices {
+		ids[i] = d.req.DeviceID
+	}
+	exists, err := s.docs.ExistingIDs(ctx, scope, catalog.KindDevice, ids)
+	if err != nil {
+		return n, err
+	}
+	elsewhere, err := s.pricer.DevicesElsewhere(ctx, scope, req.LocationID, ids, now.Add(-deviceLookback), now)
+	if err != nil {
+		return n, err
+	}
+	var p kwhouse.Problems
+	for i, id := range ids {
 		param := fmt.Sprintf("data[%d].device_id", i)
-		if _, err := s.catalog.DeviceInfo(ctx, scope, d.req.DeviceID); err != nil {
-			if err = refError(err, param, d.req.DeviceID); kwhouse.KindOf(err) != kwhouse.KindInvalid {
-				return n, err
-			}
-			p.AddErr(err)
-			continue
-		}
-		locs, err := s.pricer.DeviceLocations(ctx, scope, d.req.DeviceID, d.direction, now.Add(-deviceLookback), now)
-		if err != nil {
-			return n, err
-		}
-		if len(locs) > 0 && !slices.Contains(locs, req.LocationID) {
-			p.Add("device_at_other_location", param, "device %s reports from %s, not %s", d.req.DeviceID, locs[0], req.LocationID)
+		if !exists(id) {
+			p.Add("resource_missing", param, "no such object: %s", id)
+		} else if other, ok := elsewhere[id]; ok {
+			p.Add("device_at_other_location", param, "device %s reports from %s, not %s", id, other, req.LocationID)
 		}
 	}
 	return n, p.Err()
