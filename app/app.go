@@ -21,6 +21,7 @@ import (
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
+	"github.com/kwhouse/kwhouse/connect"
 	"github.com/kwhouse/kwhouse/docstore"
 	"github.com/kwhouse/kwhouse/httpapi"
 	"github.com/kwhouse/kwhouse/ingest"
@@ -123,6 +124,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		IngestStreamChunk:  ic.StreamChunkBytes,
 		Tariffs:            a.Tariffs,
 		Pricer:             a.Pricer,
+		Connect:            connect.New(a.Catalog, a.Tariffs, docs, cfg.Connect.TokenTTL, now),
 		Schedules: schedules.New(a.Catalog, a.Pricer, docs, schedules.Limits{Horizon: cfg.Schedules.Horizon,
 			MaxDevices: cfg.Schedules.MaxDevices}, now),
 		Carbon:              a.Carbon,

@@ -22,6 +22,7 @@ type Config struct {
 	Ingest     Ingest     `mapstructure:"ingest"`
 	Costs      Costs      `mapstructure:"costs"`
 	Schedules  Schedules  `mapstructure:"schedules"`
+	Connect    Connect    `mapstructure:"connect"`
 	Limits     Limits     `mapstructure:"limits"`
 	Log        Log        `mapstructure:"log"`
 }
@@ -160,6 +161,11 @@ type Schedules struct {
 	MaxDevices int           `mapstructure:"max_devices"` // devices in one request
 }
 
+// Connect configures the connect sessions (docs/connect.md).
+type Connect struct {
+	TokenTTL time.Duration `mapstructure:"token_ttl"` // how long a connect token can be completed and exchanged
+}
+
 // Log configures structured logging.
 type Log struct {
 	Level  string `mapstructure:"level"`
@@ -194,6 +200,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("costs.fleet_cache_locations", 20_000)
 	v.SetDefault("schedules.horizon", 7*24*time.Hour)
 	v.SetDefault("schedules.max_devices", 100)
+	v.SetDefault("connect.token_ttl", time.Hour)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)

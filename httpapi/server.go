@@ -16,6 +16,7 @@ import (
 	"github.com/kwhouse/kwhouse/accounts"
 	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/connect"
 	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/limits"
 	"github.com/kwhouse/kwhouse/query"
@@ -43,6 +44,7 @@ type Deps struct {
 	Tariffs            *tariffs.Service
 	Pricer             *query.Pricer
 	Schedules          *schedules.Service
+	Connect            *connect.Service
 	Carbon             *carbon.Store
 	Limits             *limits.Limits
 	IngestMaxBodyBytes int64
@@ -102,6 +104,11 @@ func (s *Server) routes() {
 	e.PUT("/markets/:id/prices", s.authenticate, s.limitRequests, s.wrap(s.putMarketPrices)) // a year of prices exceeds the metadata limit
 	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.limitRequests, s.wrap(s.putCarbonIntensities))
 
+	// The customer's connect page: the token in the path is its credential.
+	page := e.Group("/connect/tariff/pages/:account/:mode/:token", s.pageScope, s.limitRequests, s.limitBody(s.deps.MaxBodyBytes))
+	page.GET("", s.connectPage)
+	page.POST("", s.connectPage)
+
 	a := e.Group("/", s.authenticate, s.limitRequests, s.limitBody(s.deps.MaxBodyBytes))
 	a.POST("/customers", s.wrap(s.createCustomer))
 	a.GET("/customers", s.wrap(s.listCustomers))
@@ -139,6 +146,9 @@ func (s *Server) routes() {
 	a.GET("/tariffs/audit/:id", s.wrap(s.tariffAudit))
 	a.GET("/slots/threshold/:id", s.wrap(s.slotsThreshold))
 	a.GET("/slots/time/:id", s.wrap(s.slotsTime))
+	a.POST("/connect/tariff/token", s.wrap(s.createConnectToken))
+	a.GET("/connect/tariff/token", s.wrap(s.exchangeConnectToken))
+	a.POST("/connect/tariff/batch", s.wrap(s.connectBatch))
 	a.POST("/schedules", s.wrap(s.createSchedule))
 	a.GET("/schedules/:id", s.wrap(s.getSchedule))
 

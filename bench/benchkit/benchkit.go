@@ -37,6 +37,7 @@ func Config(db string) *config.Config {
 		Log:       config.Log{Level: "warn", Format: "text"},
 		Costs:     config.Costs{FleetCacheLocations: 20_000},
 		Schedules: config.Schedules{Horizon: 7 * 24 * time.Hour, MaxDevices: 100},
+		Connect:   config.Connect{TokenTTL: time.Hour},
 		// The service's defaults (and KWHOUSE_LIMITS_* from the environment): the
 		// benchmarks must never meet the rates.
 		Limits: defaultLimits(),

@@ -90,6 +90,7 @@ func Start(t testing.TB, opt Options) *API {
 		Log:       config.Log{Level: "info", Format: "text"},
 		Costs:     config.Costs{FleetCacheLocations: 20_000},
 		Schedules: config.Schedules{Horizon: 7 * 24 * time.Hour, MaxDevices: 100},
+		Connect:   config.Connect{TokenTTL: time.Hour},
 		// No rates (0: no limit) unless a test sets them; the query admission of production.
 		Limits: config.Limits{Queries: 8, AccountQueries: 4, QueryQueue: 32, QueryWait: 5 * time.Second},
 	}
