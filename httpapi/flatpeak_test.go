@@ -73,6 +73,13 @@ func TestEveryFlatPeakOperationAnswersAsFlatPeakDocuments(t *testing.T) {
 		{op: "POST /costs/interval/{id}", path: "/costs/interval/{dev}?aggregation=DAY&direction=IMPORT&include_tariff=true&include_carbon=true",
 			body: map[string]any{"start_time": "2024-06-01T00:00:00Z", "end_time": "2024-07-01T00:00:00Z"}, status: 200},
 		{op: "POST /costs/session/{id}", path: "/costs/session/S-1?include_tariff=true&include_carbon=true", status: 200},
+		{op: "POST /connect/tariff/token", path: "/connect/tariff/token", body: map[string]any{"callback_uri": "https://app.example/done",
+			"direction": "IMPORT", "type": "COMMODITY", "location_id": "{loc}"}, name: "cot", status: 200},
+		{op: "GET /connect/tariff/token", path: "/connect/tariff/token?connect_token={cot}", status: 422}, // the page is not completed
+		{op: "POST /connect/tariff/batch", path: "/connect/tariff/batch", body: map[string]any{
+			"session": map[string]any{"direction": "EXPORT", "type": "COMMODITY", "location_id": "{loc}"},
+			"tariff": map[string]any{"type": "FIXED", "name": "Export", "data": schedule,
+				"contract": map[string]any{"start_date": "2024-01-01T00:00:00Z", "end_date": "2030-01-01T00:00:00Z"}}}, status: 200},
 		{op: "POST /schedules", path: "/schedules?include_carbon=true", body: scheduleBody, status: 200},
 		{op: "POST /costs/instant", path: "/costs/instant?include_tariff=true&include_carbon=true&non_persistent=true", body: record, status: 200},
 		{op: "GET /events", path: "/events?event_type=location.create&limit=5", name: "evt", status: 200},
@@ -141,6 +148,9 @@ func idOf(t *testing.T, r apitest.Response) string {
 	m := r.Map(t)
 	if id, ok := m["id"].(string); ok {
 		return id
+	}
+	if tok, ok := m["connect_token"].(string); ok {
+		return tok
 	}
 	if data, ok := m["data"].([]any); ok && len(data) > 0 {
 		return data[0].(map[string]any)["id"].(string)
