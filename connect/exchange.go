@@ -199,6 +199,7 @@ func (s *Service) importLocation(ctx context.Context, scope kwhouse.Scope, se Im
 // rejects keeps the reasons of rejected import rows.
 type rejects []string
 
+// Reject implements onboard.RejectWriter.
 func (r *rejects) Reject(_ int, _, reason string) error {
 	*r = append(*r, reason)
 	return nil
