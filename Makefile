@@ -82,7 +82,7 @@ bench-ingest: services build ## Ingest benchmark: API vs ClickHouse JSONEachRow 
 	$(GO) run ./bench/ingest
 
 .PHONY: bench
-bench: bench-ingest bench-costs bench-slots bench-load bench-onboard ## Every benchmark
+bench: bench-ingest bench-costs bench-slots bench-schedules bench-load bench-onboard ## Every benchmark
 
 .PHONY: bench-costs
 bench-costs: services ## Cost query benchmark: 17.5 M readings, p50/p99 and the bare-sum floor
@@ -95,6 +95,10 @@ bench-onboard: services ## Onboarding: location + tariff pairs/s with 1, 8, 32 c
 .PHONY: bench-load
 bench-load: services ## Fairness: ingest alone, beside 16 cost clients of another account (2 min), then normal tenants alone and beside a hostile one (2 × 90 s)
 	$(GO) run ./bench/load
+
+.PHONY: bench-schedules
+bench-schedules: services ## POST /schedules: p50/p99 of 24 h × 10 devices and 7 days × 50 devices
+	$(GO) run ./bench/schedules
 
 .PHONY: bench-slots
 bench-slots: services ## Slot query benchmark: p50/p99 and requests/s with 8 clients

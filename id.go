@@ -21,6 +21,7 @@ const (
 	PrefixRates    = "rts_"
 	PrefixMarket   = "mrs_"
 	PrefixCarbon   = "cis_" // carbon-intensity series
+	PrefixSchedule = "sch_"
 )
 
 // NewID returns prefix followed by 24 lowercase hex characters from a CSPRNG.

@@ -21,6 +21,7 @@ import (
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
+	"github.com/kwhouse/kwhouse/connect"
 	"github.com/kwhouse/kwhouse/docstore"
 	"github.com/kwhouse/kwhouse/httpapi"
 	"github.com/kwhouse/kwhouse/ingest"
@@ -28,6 +29,7 @@ import (
 	"github.com/kwhouse/kwhouse/onboard"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/rediscache"
+	"github.com/kwhouse/kwhouse/schedules"
 	"github.com/kwhouse/kwhouse/schema"
 	"github.com/kwhouse/kwhouse/tariffs"
 	"github.com/kwhouse/kwhouse/versions"
@@ -128,15 +130,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
 		Now:          now,
 
-		Ingest:              a.Ingest,
-		IngestMaxBodyBytes:  ic.MaxBodyBytes,
-		IngestStreamFrom:    cmp.Or(ic.StreamFrom, ingest.DefaultStreamFrom),
-		IngestStreamChunk:   ic.StreamChunkBytes,
-		SeriesMaxBodyBytes:  cmp.Or(ic.MaxSeriesBytes, min(ic.MaxBodyBytes, DefaultSeriesBytes)),
-		UploadTimeout:       ic.BodyTimeout,
-		WriteTimeout:        cfg.HTTP.WriteTimeout,
-		Tariffs:             a.Tariffs,
-		Pricer:              a.Pricer,
+		Ingest:             a.Ingest,
+		IngestMaxBodyBytes: ic.MaxBodyBytes,
+		IngestStreamFrom:   cmp.Or(ic.StreamFrom, ingest.DefaultStreamFrom),
+		IngestStreamChunk:  ic.StreamChunkBytes,
+		SeriesMaxBodyBytes: cmp.Or(ic.MaxSeriesBytes, min(ic.MaxBodyBytes, DefaultSeriesBytes)),
+		UploadTimeout:      ic.BodyTimeout,
+		WriteTimeout:       cfg.HTTP.WriteTimeout,
+		Tariffs:            a.Tariffs,
+		Pricer:             a.Pricer,
+		Connect:            connect.New(a.Catalog, a.Tariffs, docs, cfg.Connect.TokenTTL, now),
+		Schedules: schedules.New(a.Catalog, a.Pricer, docs, schedules.Limits{Horizon: cfg.Schedules.Horizon,
+			MaxDevices: cfg.Schedules.MaxDevices}, now),
 		Carbon:              a.Carbon,
 		Limits:              a.Limits,
 		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},

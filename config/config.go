@@ -21,6 +21,8 @@ type Config struct {
 	Auth       Auth       `mapstructure:"auth"`
 	Ingest     Ingest     `mapstructure:"ingest"`
 	Costs      Costs      `mapstructure:"costs"`
+	Schedules  Schedules  `mapstructure:"schedules"`
+	Connect    Connect    `mapstructure:"connect"`
 	Limits     Limits     `mapstructure:"limits"`
 	Log        Log        `mapstructure:"log"`
 }
@@ -180,6 +182,19 @@ type Costs struct {
 	MaxRawItems int `mapstructure:"max_raw_items"`
 }
 
+// Schedules bounds POST /schedules (docs/schedules.md).
+type Schedules struct {
+	// Horizon: a device's window may end at most this long after now (at most 90 days,
+	// the longest price timeline).
+	Horizon    time.Duration `mapstructure:"horizon"`
+	MaxDevices int           `mapstructure:"max_devices"` // devices in one request
+}
+
+// Connect configures the connect sessions (docs/connect.md).
+type Connect struct {
+	TokenTTL time.Duration `mapstructure:"token_ttl"` // how long a connect token can be completed and exchanged
+}
+
 // Log configures structured logging.
 type Log struct {
 	Level  string `mapstructure:"level"`
@@ -218,6 +233,9 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("auth.token_ttl", time.Hour)
 	v.SetDefault("costs.fleet_cache_locations", 20_000)
 	v.SetDefault("costs.max_raw_items", 10_000)
+	v.SetDefault("schedules.horizon", 7*24*time.Hour)
+	v.SetDefault("schedules.max_devices", 100)
+	v.SetDefault("connect.token_ttl", time.Hour)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)

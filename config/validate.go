@@ -118,6 +118,15 @@ func (c *Config) problems() []error {
 	if c.Costs.MaxRawItems < 1 {
 		add("costs.max_raw_items", "must be at least 1")
 	}
+	if c.Schedules.Horizon <= 0 || c.Schedules.Horizon > 90*24*time.Hour {
+		add("schedules.horizon", "must be within (0, 2160h]")
+	}
+	if c.Connect.TokenTTL < time.Minute || c.Connect.TokenTTL > 7*24*time.Hour {
+		add("connect.token_ttl", "must be within [1m, 168h]")
+	}
+	if c.Schedules.MaxDevices < 1 || c.Schedules.MaxDevices > 1000 {
+		add("schedules.max_devices", "must be 1..1000")
+	}
 	if c.Ingest.QueueLength < 1 {
 		add("ingest.queue_length", "must be at least 1")
 	}

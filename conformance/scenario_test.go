@@ -309,6 +309,15 @@ func rateSteps(r *run) {
 	r.call("slots low abs", "GET", "/slots/threshold/{ny}?segment=LOW&absolute=0&"+mday, nil)
 	r.call("slots time", "GET", "/slots/time/{ny}?segment=LOW&duration=90&"+mday, nil)
 	r.call("slots tou", "GET", "/slots/threshold/{loc}?segment=HIGH&relative=0.25&"+day, nil)
+	r.call("audit", "GET", "/tariffs/audit/{loc}?"+day, nil)
+	r.call("audit market", "GET", "/tariffs/audit/{ny}?"+mday, nil)
+	// A schedule the day after tomorrow (clock time): its times are normalised away, its
+	// prices are the location's time-of-use ones.
+	at := r.clock.Now().UTC().Truncate(24 * time.Hour).Add(48 * time.Hour)
+	r.call("schedule", "POST", "/schedules", map[string]any{"location_id": "{loc}", "max_power": map[string]any{"units": "KW", "value": "10"},
+		"data": []any{map[string]any{"device_id": "{dev}", "start_time": at.Format(time.RFC3339), "end_time": at.Add(6 * time.Hour).Format(time.RFC3339),
+			"max_power": map[string]any{"units": "KW", "value": 7}, "energy": map[string]any{"units": "KWH", "value": 20}}}})
+	r.call("schedule get", "GET", "/schedules/{schedule}", nil)
 }
 
 func teardownSteps(r *run, ctx context.Context) {

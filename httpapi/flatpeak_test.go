@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
@@ -32,6 +33,11 @@ func TestEveryFlatPeakOperationAnswersAsFlatPeakDocuments(t *testing.T) {
 		"direction": "IMPORT", "tariff_rate": "IMPORT", "measurand": "TRANSFERRED", "units": "WH", "confidence": 1, "value": 1500,
 		"start_time": "2024-06-03T10:00:00Z", "end_time": "2024-06-03T10:30:00+00:00", "non_persistent": false}
 	window := "start_time=2024-06-03T00:00:00Z&end_time=2024-06-04T00:00:00Z"
+	soon := time.Now().UTC().Truncate(time.Hour).Add(2 * time.Hour)
+	scheduleBody := map[string]any{"location_id": "{loc}", "max_power": map[string]any{"units": "W", "value": "14000"},
+		"shaving_threshold": map[string]any{"relative": 0.9}, "data": []any{map[string]any{"device_id": "{dev}", "direction": "IMPORT",
+			"start_time": soon.Format(time.RFC3339), "end_time": soon.Add(3 * time.Hour).Format(time.RFC3339),
+			"max_power": map[string]any{"units": "W", "value": 7000}, "energy": map[string]any{"units": "WH", "value": 10000}}}}
 	calls := []flatPeakCall{
 		{op: "POST /customers", path: "/customers", body: map[string]any{"reference_id": "CUS-1"}, name: "cus", status: 201},
 		{op: "GET /customers", path: "/customers?limit=10&reference_id=CUS-1", status: 200},
@@ -61,11 +67,20 @@ func TestEveryFlatPeakOperationAnswersAsFlatPeakDocuments(t *testing.T) {
 			"data": []any{map[string]any{"time": 1717408800, "value": 10.5, "record_reference_id": "C-1"},
 				map[string]any{"time": 1717410600, "value": 11}}}, status: 200},
 		{op: "GET /tariffs/rates/{id}", path: "/tariffs/rates/{loc}?include_tariff=true&include_carbon=true&direction=IMPORT&" + window, status: 200},
+		{op: "GET /tariffs/audit/{id}", path: "/tariffs/audit/{loc}?direction=IMPORT&" + window, status: 200},
 		{op: "GET /slots/threshold/{id}", path: "/slots/threshold/{loc}?segment=HIGH&relative=0.5&direction=IMPORT&" + window, status: 200},
 		{op: "GET /slots/time/{id}", path: "/slots/time/{loc}?segment=LOW&duration=60&" + window, status: 200},
 		{op: "POST /costs/interval/{id}", path: "/costs/interval/{dev}?aggregation=DAY&direction=IMPORT&include_tariff=true&include_carbon=true",
 			body: map[string]any{"start_time": "2024-06-01T00:00:00Z", "end_time": "2024-07-01T00:00:00Z"}, status: 200},
 		{op: "POST /costs/session/{id}", path: "/costs/session/S-1?include_tariff=true&include_carbon=true", status: 200},
+		{op: "POST /connect/tariff/token", path: "/connect/tariff/token", body: map[string]any{"callback_uri": "https://app.example/done",
+			"direction": "IMPORT", "type": "COMMODITY", "location_id": "{loc}"}, name: "cot", status: 200},
+		{op: "GET /connect/tariff/token", path: "/connect/tariff/token?connect_token={cot}", status: 422}, // the page is not completed
+		{op: "POST /connect/tariff/batch", path: "/connect/tariff/batch", body: map[string]any{
+			"session": map[string]any{"direction": "EXPORT", "type": "COMMODITY", "location_id": "{loc}"},
+			"tariff": map[string]any{"type": "FIXED", "name": "Export", "data": schedule,
+				"contract": map[string]any{"start_date": "2024-01-01T00:00:00Z", "end_date": "2030-01-01T00:00:00Z"}}}, status: 200},
+		{op: "POST /schedules", path: "/schedules?include_carbon=true", body: scheduleBody, status: 200},
 		{op: "POST /costs/instant", path: "/costs/instant?include_tariff=true&include_carbon=true&non_persistent=true", body: record, status: 200},
 		{op: "GET /events", path: "/events?event_type=location.create&limit=5", name: "evt", status: 200},
 		{op: "GET /events/{id}", path: "/events/{evt}", status: 200},
@@ -133,6 +148,9 @@ func idOf(t *testing.T, r apitest.Response) string {
 	m := r.Map(t)
 	if id, ok := m["id"].(string); ok {
 		return id
+	}
+	if tok, ok := m["connect_token"].(string); ok {
+		return tok
 	}
 	if data, ok := m["data"].([]any); ok && len(data) > 0 {
 		return data[0].(map[string]any)["id"].(string)

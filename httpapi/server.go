@@ -16,9 +16,11 @@ import (
 	"github.com/kwhouse/kwhouse/accounts"
 	"github.com/kwhouse/kwhouse/carbon"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/connect"
 	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/limits"
 	"github.com/kwhouse/kwhouse/query"
+	"github.com/kwhouse/kwhouse/schedules"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -41,6 +43,8 @@ type Deps struct {
 	Ingest             *ingest.Service
 	Tariffs            *tariffs.Service
 	Pricer             *query.Pricer
+	Schedules          *schedules.Service
+	Connect            *connect.Service
 	Carbon             *carbon.Store
 	Limits             *limits.Limits
 	IngestMaxBodyBytes int64
@@ -110,6 +114,11 @@ func (s *Server) routes() {
 	e.PUT("/markets/:id/prices", s.authenticate, s.limitRequests, s.uploadTime, s.wrap(s.putMarketPrices))
 	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.limitRequests, s.uploadTime, s.wrap(s.putCarbonIntensities))
 
+	// The customer's connect page: the token in the path is its credential.
+	page := e.Group("/connect/tariff/pages/:account/:mode/:token", s.pageScope, s.limitRequests, s.limitBody(s.deps.MaxBodyBytes))
+	page.GET("", s.connectPage)
+	page.POST("", s.connectPage)
+
 	a := e.Group("/", s.authenticate, s.limitRequests, s.limitBody(s.deps.MaxBodyBytes))
 	a.POST("/customers", s.wrap(s.createCustomer))
 	a.GET("/customers", s.wrap(s.listCustomers))
@@ -144,8 +153,14 @@ func (s *Server) routes() {
 	a.POST("/costs/fleet", s.admitQuery, s.costFleet)
 	a.POST("/costs/instant", s.wrap(s.costInstant))
 	a.GET("/tariffs/rates/:id", s.admitRead, s.wrap(s.tariffRates))
+	a.GET("/tariffs/audit/:id", s.admitRead, s.wrap(s.tariffAudit))
 	a.GET("/slots/threshold/:id", s.admitRead, s.wrap(s.slotsThreshold))
 	a.GET("/slots/time/:id", s.admitRead, s.wrap(s.slotsTime))
+	a.POST("/connect/tariff/token", s.wrap(s.createConnectToken))
+	a.GET("/connect/tariff/token", s.wrap(s.exchangeConnectToken))
+	a.POST("/connect/tariff/batch", s.wrap(s.connectBatch))
+	a.POST("/schedules", s.admitRead, s.wrap(s.createSchedule))
+	a.GET("/schedules/:id", s.wrap(s.getSchedule))
 
 	a.GET("/events", s.wrap(s.listEvents))
 	a.GET("/events/:id", s.wrap(s.getEvent))

@@ -108,3 +108,22 @@ func (e *IndexedError) Unwrap() error { return e.Err }
 // Committed is called after drafted tariffs were committed (or the commit failed: a write
 // answered with an error may still have landed): it ends the scope's pricing epoch.
 func (s *Service) Committed(ctx context.Context, scope kwhouse.Scope) { s.endEpoch(ctx, scope) }
+
+// Check reports the problems of in that do not depend on its location — every rule of
+// Create but the location's existence, its market and overlapping contracts — so that a
+// caller that must create the location first can refuse a bad tariff before it does.
+func (in Input) Check() error {
+	in.LocationID = kwhouse.PrefixLocation + "000000000000000000000000" // the caller's to check
+	if err := in.validate(); err != nil {
+		return err
+	}
+	market := in.MarketRates != nil && *in.MarketRates
+	if market && len(in.Schedule) == 0 {
+		return nil
+	}
+	rules, err := in.Schedule.compile(market)
+	if err != nil {
+		return err
+	}
+	return checkComplete(rules)
+}

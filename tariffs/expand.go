@@ -19,15 +19,23 @@ type Period struct {
 	Bands      Bands
 }
 
-// expand maps the schedule onto UTC time over [from, to) in zone loc. It walks stretches
-// of constant UTC offset: inside one, local wall time runs linearly with UTC, so a local
-// hour skipped by a spring-forward change never appears (no length) and one repeated by
-// a fall-back change appears twice (priced twice). Periods are cut at tier period starts
-// and adjacent equal periods are merged. Each local day costs O(rules) plus its pieces,
-// and each distinct set of applying rules is resolved once; ctx is checked every day, so
-// a request that ends stops its expansion.
+// expand maps the schedule onto UTC time over [from, to) in zone loc (walk), merging
+// adjacent equal periods. Each local day costs O(rules) plus its pieces, and each
+// distinct set of applying rules is resolved once; ctx is checked every day, so a request
+// that ends stops its expansion.
 func expand(ctx context.Context, rules []rule, loc *time.Location, tier string, from, to int64) ([]Period, error) {
 	var out []Period
+	err := walk(ctx, rules, loc, tier, from, to, func(p Period, _ *rule) { out = appendMerged(out, p) })
+	return out, err
+}
+
+// walk maps the schedule onto UTC time over [from, to) in zone loc and hands each stretch
+// with its winning rule to emit, in time order. It walks stretches of constant UTC
+// offset: inside one, local wall time runs linearly with UTC, so a local hour skipped by
+// a spring-forward change never appears (no length) and one repeated by a fall-back
+// change appears twice (priced twice). Stretches are cut at tier period starts. It stops
+// with ctx's error when ctx ends.
+func walk(ctx context.Context, rules []rule, loc *time.Location, tier string, from, to int64, emit func(Period, *rule)) error {
 	days := map[int64][]dayPiece{} // by local wall day number
 	resolver := newDayResolver(rules)
 	for u := from; u < to; {
@@ -39,7 +47,7 @@ func expand(ctx context.Context, rules []rule, loc *time.Location, tier string, 
 			pieces, ok := days[day]
 			if !ok {
 				if err := ctx.Err(); err != nil {
-					return nil, fmt.Errorf("expand rate periods: %w", err)
+					return fmt.Errorf("expand rate periods: %w", err)
 				}
 				d := time.Unix(day*86400, 0).UTC()
 				pieces, _ = resolver.day(int(d.Month()), d.Day(), isoWeekday(d))
@@ -49,14 +57,14 @@ func expand(ctx context.Context, rules []rule, loc *time.Location, tier string, 
 			for _, p := range pieces {
 				a, b := max(wall, day*86400+int64(p.from)), min(dayEnd, day*86400+int64(p.to))
 				if a < b && p.rule != nil {
-					out = appendMerged(out, Period{Start: a - int64(off), End: b - int64(off), TierStart: tierStart, Bands: p.rule.bands})
+					emit(Period{Start: a - int64(off), End: b - int64(off), TierStart: tierStart, Bands: p.rule.bands}, p.rule)
 				}
 			}
 			wall = dayEnd
 		}
 		u = end
 	}
-	return out, nil
+	return nil
 }
 
 // stretchEnd returns the end of the constant-offset stretch containing u, capped at limit.

@@ -85,7 +85,8 @@ type rule struct {
 	from, to  int     // seconds of the day, [from, to) or wrapped when from > to
 	entryRank int
 	dayRank   int
-	order     int // position in the schedule: ties go to the earlier rule
+	order     int    // position in the schedule: ties go to the earlier rule
+	path      string // where in the schedule: schedule[0].days_and_hours[1].hours[2]
 	bands     Bands
 }
 
@@ -157,7 +158,8 @@ func (s Schedule) compile(market bool) ([]rule, error) {
 			for k, h := range dh.Hours {
 				r := base
 				r.days, r.dayRank, r.order = days, dayRank, len(rules)
-				if err := h.compile(fmt.Sprintf("%s.hours[%d]", pj, k), market, &r); err != nil {
+				r.path = fmt.Sprintf("%s.hours[%d]", pj, k)
+				if err := h.compile(r.path, market, &r); err != nil {
 					return nil, err
 				}
 				rules = append(rules, r)

@@ -87,8 +87,10 @@ func Start(t testing.TB, opt Options) *API {
 		Auth:       config.Auth{JWTSecret: "test-secret-0123456789abcdef0123456789", TokenTTL: time.Hour},
 		Ingest: config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000,
 			FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
-		Log:   config.Log{Level: "info", Format: "text"},
-		Costs: config.Costs{FleetCacheLocations: 20_000, MaxRawItems: 10_000},
+		Log:       config.Log{Level: "info", Format: "text"},
+		Costs:     config.Costs{FleetCacheLocations: 20_000, MaxRawItems: 10_000},
+		Schedules: config.Schedules{Horizon: 7 * 24 * time.Hour, MaxDevices: 100},
+		Connect:   config.Connect{TokenTTL: time.Hour},
 		// No rates (0: no limit) unless a test sets them; the query admission of production.
 		Limits: config.Limits{Queries: 8, AccountQueries: 4, QueryQueue: 32, QueryWait: 5 * time.Second},
 	}

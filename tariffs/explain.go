@@ -1,0 +1,37 @@
+package tariffs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kwhouse/kwhouse/catalog"
+)
+
+// Explained is a stretch of a tariff's schedule with the entry that prices it, for
+// explaining prices (GET /tariffs/audit).
+type Explained struct {
+	Period
+	Entry string // schedule[0].days_and_hours[1].hours[2]
+}
+
+// Explain returns the stretches of t over [from, to), each with its schedule entry,
+// adjacent stretches of the same entry and tier period merged; it stops when ctx ends.
+func (t *Tariff) Explain(ctx context.Context, from, to int64) ([]Explained, error) {
+	rules, err := t.Schedule.compile(t.MarketRates)
+	if err != nil {
+		return nil, fmt.Errorf("compile schedule of %s: %w", t.ID, err)
+	}
+	loc, err := catalog.LoadZone(t.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("zone of %s: %w", t.ID, err)
+	}
+	var out []Explained
+	err = walk(ctx, rules, loc, t.TierPeriod, from, to, func(p Period, r *rule) {
+		if n := len(out); n > 0 && out[n-1].End == p.Start && out[n-1].Entry == r.path && out[n-1].TierStart == p.TierStart {
+			out[n-1].End = p.End
+			return
+		}
+		out = append(out, Explained{Period: p, Entry: r.path})
+	})
+	return out, err
+}
