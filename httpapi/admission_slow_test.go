@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -76,7 +77,7 @@ func TestSlowBodiesHoldNoCostTurn(t *testing.T) {
 // A client that asks for a large answer and stops reading it loses its turn when the
 // write times out: another account's query, waiting for the only turn, is served.
 func TestStalledReaderLosesItsTurn(t *testing.T) {
-	api := apitest.Start(t, admissionOf(1, 30*time.Second, 30*time.Second, 10*time.Second))
+	api := apitest.Start(t, admissionOf(1, 90*time.Second, 30*time.Second, 20*time.Second))
 	a, b := api.NewAccount("stalled"), api.NewAccount("waiting")
 	// Several MB of CSV: 100 priced locations × 366 days, one reading a day each.
 	var lines strings.Builder
@@ -99,13 +100,19 @@ func TestStalledReaderLosesItsTurn(t *testing.T) {
 		t.Fatalf("readings: %d %.300s", r.Status, r.Body)
 	}
 	body := `{"start_time":"2024-01-01T00:00:00Z","end_time":"2025-01-01T00:00:00Z","aggregation":"DAY","group_by":"location"}`
-	// Read whole once: the fleet cache then answers the stalled request well within its
-	// turn's 10 s. (Without a write deadline, the same stalled request holds the turn for
+	// Read whole first: the fleet cache then answers the stalled request well within its
+	// turn's 20 s. On a loaded machine the first (cold) answer may miss its own 20 s: then
+	// once more. (Without a write deadline, the stalled request below holds the turn for
 	// good and the other account gets 503 too_busy.)
-	warm := api.Do(apitest.Request{Method: "POST", Path: "/costs/fleet", Auth: a.Test(), Body: body,
-		Header: map[string]string{"Accept": "text/csv"}})
-	if warm.Status != 200 || len(warm.Body) < 3<<20 {
-		t.Fatalf("fleet CSV read whole: %d, %d bytes; want 200 and a few MB", warm.Status, len(warm.Body))
+	patient := &http.Client{Timeout: 3 * time.Minute}
+	for attempt := 0; ; attempt++ {
+		size, err := fleetCSV(patient, api.URL, a.Test(), body)
+		if err == nil && size >= 3<<20 {
+			break
+		}
+		if attempt == 2 {
+			t.Fatalf("fleet CSV read whole: %d bytes, %v; want a few MB", size, err)
+		}
 	}
 	conn := dialSmall(t, api)
 	fmt.Fprintf(conn, "POST /costs/fleet HTTP/1.1\r\nHost: kwhouse\r\nAuthorization: %s\r\nAccept: text/csv\r\n"+
@@ -116,9 +123,32 @@ func TestStalledReaderLosesItsTurn(t *testing.T) {
 		t.Fatalf("stalled client: %q %v", status, err)
 	}
 	start := time.Now()
-	r := api.Do(apitest.Request{Method: "POST", Path: "/costs/fleet", Auth: b.Test(),
-		Body: map[string]any{"start_time": "2024-01-01T00:00:00Z", "end_time": "2024-01-02T00:00:00Z"}})
-	if r.Status != http.StatusOK {
-		t.Fatalf("query of another account while a client stalls: %d %s after %s, want 200", r.Status, r.Body, time.Since(start))
+	req, _ := http.NewRequest("POST", api.URL+"/costs/fleet", strings.NewReader(`{"start_time":"2024-01-01T00:00:00Z","end_time":"2024-01-02T00:00:00Z"}`))
+	req.Header.Set("Authorization", b.Test())
+	res, err := patient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer res.Body.Close()
+	answer, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("query of another account while a client stalls: %d %s after %s, want 200", res.StatusCode, answer, time.Since(start))
+	}
+}
+
+// fleetCSV asks for body's fleet costs as CSV and returns the answer's size.
+func fleetCSV(client *http.Client, url, auth, body string) (int, error) {
+	req, _ := http.NewRequest("POST", url+"/costs/fleet", strings.NewReader(body))
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("Accept", "text/csv")
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	answer, err := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return len(answer), fmt.Errorf("status %d: %.200s", res.StatusCode, answer)
+	}
+	return len(answer), err
 }

@@ -63,8 +63,8 @@ func newHostile(ctx context.Context, a *app.App, base string, fleet int) (*hosti
 		}
 		h.meter = loc.ID
 	}
-	if err := put(base, h.a.key, "/meters/interval", "application/x-ndjson", "", &lines, int64(lines.Len())); err != "200" {
-		return nil, fmt.Errorf("hostile readings: %s", err)
+	if got := put(base, h.a.key, "/meters/interval", "application/x-ndjson", "", &lines, int64(lines.Len())); !strings.HasPrefix(got, "200 ") || !strings.Contains(got, " of 0)") {
+		return nil, fmt.Errorf("hostile readings: %s", got)
 	}
 	var m, se struct{ ID string }
 	if err := benchkit.Call(base, h.a.key, "POST", "/markets", map[string]any{"display_name": "m", "currency_code": "GBP"}, &m); err != nil {
