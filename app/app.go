@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Catalog.SetTariffView(a.Tariffs)
 	a.Carbon = carbon.NewStore(db, docs, now)
 	a.Pricer = query.NewPricer(db, a.Tariffs, a.Catalog, a.Carbon, now)
-	a.Pricer.SetFleetCache(cfg.Costs.FleetCacheLocations)
+	a.Pricer.UsePricedBuckets(cfg.Costs.PricedBuckets, nil)
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),

@@ -145,10 +145,10 @@ type Ingest struct {
 
 // Costs configures cost queries.
 type Costs struct {
-	// FleetCacheLocations bounds the locations (and devices) whose priced fleet buckets are
-	// kept in memory and reused while their records and prices are unchanged (docs/costs.md,
-	// "Fleet cache"); 0 turns the cache off.
-	FleetCacheLocations int `mapstructure:"fleet_cache_locations"`
+	// PricedBuckets keeps priced fleet days in ClickHouse and serves them while their
+	// records and prices are unchanged (docs/costs.md, "Priced buckets"); false prices
+	// every fleet answer afresh.
+	PricedBuckets bool `mapstructure:"priced_buckets"`
 }
 
 // Log configures structured logging.
@@ -182,7 +182,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("redis.key_prefix", "kwh:")
 	v.SetDefault("auth.jwt_secret", "")
 	v.SetDefault("auth.token_ttl", time.Hour)
-	v.SetDefault("costs.fleet_cache_locations", 20_000)
+	v.SetDefault("costs.priced_buckets", true)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)

@@ -104,9 +104,6 @@ func (c *Config) problems() []error {
 	if c.Ingest.Flushers < 1 || c.Ingest.Flushers > 64 {
 		add("ingest.flushers", "must be 1..64")
 	}
-	if c.Costs.FleetCacheLocations < 0 {
-		add("costs.fleet_cache_locations", "must be 0 (off) or more")
-	}
 	if c.Ingest.QueueLength < 1 {
 		add("ingest.queue_length", "must be at least 1")
 	}

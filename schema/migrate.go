@@ -119,7 +119,10 @@ func render(path, stmt string, form Form) (string, error) {
 // other table is small metadata, replicated to every node so that any node answers any read.
 var shardingKeys = map[string]string{"meter_records": "cityHash64(location_id)",
 	// The tables 0008 copies meter_records through, sharded as it is.
-	"meter_records_by_day": "cityHash64(location_id)", "meter_records_by_month": "cityHash64(location_id)"}
+	"meter_records_by_day": "cityHash64(location_id)", "meter_records_by_month": "cityHash64(location_id)",
+	// Priced buckets and their change records live with their location's readings (0010).
+	"reading_changes": "cityHash64(location_id)", "price_changes": "cityHash64(location_id)",
+	"priced_buckets": "cityHash64(location_id)"}
 
 // localName is a sharded table's per-shard table on a cluster ("<name>_local"), else name.
 func localName(form Form, name string) string {

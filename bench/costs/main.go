@@ -73,7 +73,7 @@ func run(o options) error {
 	defer stop()
 	// A second service on the same data, without the fleet cache: every fleet request priced afresh.
 	cfgFresh := *cfg
-	cfgFresh.Costs.FleetCacheLocations = 0
+	cfgFresh.Costs.PricedBuckets = false
 	b, err := app.New(ctx, &cfgFresh, logger, app.Options{RedisPrefix: "kwbench:"})
 	if err != nil {
 		return err

@@ -1,0 +1,362 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+// Priced buckets (docs/costs.md, "Priced buckets"): a location's (or device's) records of
+// one direction that start in one local day, priced and kept in ClickHouse with the change
+// counts they were priced under. A fleet answer is made of the buckets whose counts are
+// still the current ones, the others priced now and written back, and the window's partial
+// days at either end priced now (they are no bucket).
+var (
+	bucketStatesStmt  = chstore.Register("query.bucket_states", "buckets.sql: priced buckets beside the change counts they depend on now")
+	insertBucketsStmt = chstore.Register("query.insert_buckets", `INSERT INTO priced_buckets (account_id, live_mode,
+		location_id, device_id, direction, day, day_start, zone, tiered, empty, n_import, n_export, energy_wh, money,
+		money_commodity, money_non_commodity, confidence, readings_seen, prices_seen, version) VALUES`)
+)
+
+// bucketStatesSQL is bucket_states rendered once (it has no optional parts).
+var bucketStatesSQL = func() string {
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, "bucket_states", nil); err != nil {
+		panic(err)
+	}
+	return buf.String()
+}()
+
+// Versions gives increasing versions from a clock every kwhouse process shares.
+type Versions interface {
+	Next(ctx context.Context, n int) (uint64, error)
+}
+
+// clockVersions are versions from the process clock in nanoseconds.
+type clockVersions struct{ now func() time.Time }
+
+func (v clockVersions) Next(context.Context, int) (uint64, error) {
+	return uint64(v.now().UnixNano()), nil
+}
+
+// bucketStore says how priced buckets are kept, and counts what they did.
+type bucketStore struct {
+	versions                    Versions
+	served, priced, invalidated atomic.Int64
+}
+
+// BucketCounts are the priced buckets a Pricer served, priced and found stale.
+type BucketCounts struct{ Served, Priced, Invalidated int64 }
+
+// UsePricedBuckets turns priced buckets on (on: versions number the buckets written) or off
+// (nil). It is called once, before the Pricer serves.
+func (c *Pricer) UsePricedBuckets(on bool, versions Versions) {
+	c.buckets = nil
+	if on {
+		if versions == nil {
+			versions = clockVersions{now: c.now}
+		}
+		c.buckets = &bucketStore{versions: versions}
+	}
+}
+
+// BucketCounts returns how many buckets c served, priced and found stale.
+func (c *Pricer) BucketCounts() BucketCounts {
+	if c.buckets == nil {
+		return BucketCounts{}
+	}
+	return BucketCounts{Served: c.buckets.served.Load(), Priced: c.buckets.priced.Load(),
+		Invalidated: c.buckets.invalidated.Load()}
+}
+
+// bucketState is a row of bucket_states (buckets.sql).
+type bucketState struct {
+	Loc, Dev                 string
+	Day                      time.Time
+	Stored                   uint8
+	DayStart                 uint32
+	Empty                    uint8
+	NImport, NExport         uint64
+	Energy, Money            float64
+	MoneyCom, MoneyNon       float64
+	Confidence               float64
+	ReadingsSeen, PricesSeen uint64
+	ReadingsNow, PricesNow   uint64
+	Valid                    uint8
+}
+
+func (s bucketState) sum() fleetSum {
+	return fleetSum{Loc: s.Loc, Dev: s.Dev, Key: s.DayStart, Energy: s.Energy, Money: s.Money, MoneyCom: s.MoneyCom,
+		MoneyNon: s.MoneyNon, Confidence: s.Confidence, NImport: s.NImport, NExport: s.NExport}
+}
+
+// dayKey names a bucket: a location, device and local date.
+type dayKey struct {
+	loc, dev, date string
+}
+
+// fullDays are the local days of a zone that lie wholly inside [w0, w1): [first, end).
+func fullDays(w0, w1 time.Time, zone *time.Location) (first, end time.Time) {
+	first = localMidnight(w0.In(zone))
+	if first.Before(w0) {
+		first = nextDay(first)
+	}
+	return first, localMidnight(w1.In(zone))
+}
+
+// localMidnight is the start of t's local day (ClickHouse's toStartOfDay in t's zone).
+func localMidnight(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
+}
+
+// nextDay is the start of the local day after the one starting at t.
+func nextDay(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, t.Location())
+}
+
+// bucketSums prices a batch's records per local day of the window, from priced buckets
+// where they are valid, and sums the days into the request's buckets.
+func (c *Pricer) bucketSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
+	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	zone, err := catalog.LoadZone(b.zone)
+	if err != nil {
+		return nil, fmt.Errorf("zone of a fleet batch: %w", err)
+	}
+	daily := req
+	daily.Aggregation = AggregationDay
+	first, end := fullDays(req.Start, req.End, zone)
+	var edges [][2]time.Time
+	var days []fleetSum
+	if !first.Before(end) {
+		edges = append(edges, [2]time.Time{req.Start, req.End})
+	} else {
+		if req.Start.Before(first) {
+			edges = append(edges, [2]time.Time{req.Start, first})
+		}
+		if end.Before(req.End) {
+			edges = append(edges, [2]time.Time{end, req.End})
+		}
+		if days, err = c.wholeDays(ctx, scope, daily, b, plans, zone, first, end); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range edges { // partial days: priced every time, never kept
+		sub := daily
+		sub.Start, sub.End = e[0], e[1]
+		sums, err := c.priceBatch(ctx, scope, sub, b, plans)
+		if err != nil {
+			return nil, err
+		}
+		days = append(days, sums...)
+	}
+	return rollUp(req.Aggregation, days, zone), nil
+}
+
+// wholeDays returns the day sums of a batch's locations over the whole local days
+// [first, end): valid buckets as stored, the others priced now and written back.
+func (c *Pricer) wholeDays(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
+	plans map[string]tariffs.Plan, zone *time.Location, first, end time.Time) ([]fleetSum, error) {
+	// Read before pricing: a write that lands meanwhile leaves the new buckets stale.
+	states, err := c.bucketStates(ctx, scope, daily, b, first, end)
+	if err != nil {
+		return nil, err
+	}
+	staleFrom := map[string]time.Time{} // location → its first bucket to price
+	for _, s := range states {
+		if s.Valid == 1 {
+			continue
+		}
+		if s.Stored == 1 {
+			c.buckets.invalidated.Add(1)
+		}
+		day := time.Date(s.Day.Year(), s.Day.Month(), s.Day.Day(), 0, 0, 0, 0, zone)
+		if f, ok := staleFrom[s.Loc]; !ok || day.Before(f) {
+			staleFrom[s.Loc] = day
+		}
+	}
+	var ids []string
+	from := end
+	for _, id := range b.ids {
+		if f, ok := staleFrom[id]; ok {
+			ids = append(ids, id)
+			from = minTime(from, f)
+		}
+	}
+	var out []fleetSum
+	for _, s := range states {
+		if s.Valid == 1 && s.Empty == 0 {
+			if _, stale := staleFrom[s.Loc]; !stale || time.Unix(int64(s.DayStart), 0).Before(from) {
+				out = append(out, s.sum())
+				c.buckets.served.Add(1)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	sub := daily
+	sub.Start, sub.End = from, end
+	priced, err := c.priceBatch(ctx, scope, sub, fleetBatch{zone: b.zone, tiered: b.tiered, ids: ids}, plans)
+	if err != nil {
+		return nil, err
+	}
+	c.buckets.priced.Add(int64(len(priced)))
+	if err := c.keepBuckets(ctx, scope, daily, b, zone, from, states, staleFrom, priced); err != nil {
+		return nil, err
+	}
+	return append(out, priced...), nil
+}
+
+// bucketStates reads the batch's buckets over the local days [first, end) beside their counts now.
+func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
+	first, end time.Time) ([]bucketState, error) {
+	const day = 24 * time.Hour
+	date := func(t time.Time) string { return t.Format(time.DateOnly) }
+	last := end.Add(-day / 2) // the last whole day's date (a local day lasts 23–25 hours)
+	chain := time.Duration(0)
+	if b.tiered {
+		chain = 35 * day // a count reaches later days of its tier chain (buckets.sql)
+	}
+	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
+		chstore.Named("locs", chstore.Set(b.ids)), chstore.Named("devices", daily.GroupBy == GroupDevice),
+		chstore.Named("dir", daily.Direction), chstore.Named("tz", b.zone), chstore.Named("chained", b.tiered),
+		chstore.Named("d0", date(first)), chstore.Named("d1", date(last)),
+		chstore.Named("u0", date(first.UTC().Add(-3*day-chain))), chstore.Named("u1", date(last.UTC().Add(3*day))),
+		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day)))}
+	rows, err := c.db.Query(ctx, bucketStatesStmt.With(bucketStatesSQL), args...)
+	if err != nil {
+		return nil, fmt.Errorf("priced buckets: %w", err)
+	}
+	defer rows.Close()
+	var out []bucketState
+	for rows.Next() {
+		var s bucketState
+		if err := rows.Scan(&s.Loc, &s.Dev, &s.Day, &s.Stored, &s.DayStart, &s.Empty, &s.NImport, &s.NExport,
+			&s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.ReadingsSeen, &s.PricesSeen,
+			&s.ReadingsNow, &s.PricesNow, &s.Valid); err != nil {
+			return nil, fmt.Errorf("scan priced bucket: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// keepBuckets writes the buckets priced from from on under the counts read before pricing:
+// priced day sums, and empty buckets for the days counted that priced to nothing. A
+// bucket whose records reach more than a day past its end is not kept (price changes are
+// checked up to a day past a bucket).
+func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch, zone *time.Location,
+	from time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) error {
+	counts := make(map[dayKey]bucketState, len(states))
+	for _, s := range states {
+		counts[dayKey{s.Loc, s.Dev, s.Day.Format(time.DateOnly)}] = s
+	}
+	var rows []bucketRow
+	done := map[dayKey]bool{}
+	for _, s := range priced {
+		start := time.Unix(int64(s.Key), 0).In(zone)
+		k := dayKey{s.Loc, s.Dev, start.Format(time.DateOnly)}
+		done[k] = true
+		if int64(s.Reach) > nextDay(start).Unix()+86400 || s.Dirty != 0 {
+			continue
+		}
+		n := counts[k]
+		rows = append(rows, bucketRow{sum: s, day: start, readings: n.ReadingsNow, prices: n.PricesNow})
+	}
+	for k, s := range counts {
+		if _, stale := staleFrom[s.Loc]; !stale || done[k] || s.ReadingsNow == 0 {
+			continue
+		}
+		day := time.Date(s.Day.Year(), s.Day.Month(), s.Day.Day(), 0, 0, 0, 0, zone)
+		if day.Before(from) {
+			continue
+		}
+		rows = append(rows, bucketRow{sum: fleetSum{Loc: s.Loc, Dev: s.Dev, Key: uint32(day.Unix())}, day: day,
+			readings: s.ReadingsNow, prices: s.PricesNow, empty: true})
+	}
+	return c.writeBuckets(ctx, scope, daily.Direction, b, rows)
+}
+
+// bucketRow is one priced bucket to write.
+type bucketRow struct {
+	sum              fleetSum
+	day              time.Time // local midnight
+	readings, prices uint64
+	empty            bool
+}
+
+func (c *Pricer) writeBuckets(ctx context.Context, scope kwhouse.Scope, dir string, b fleetBatch, rows []bucketRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].sum.Loc < rows[j].sum.Loc })
+	ver, err := c.buckets.versions.Next(ctx, len(rows))
+	if err != nil {
+		return fmt.Errorf("versions of priced buckets: %w", err)
+	}
+	err = c.db.InsertRows(ctx, insertBucketsStmt, len(rows), func(i int) []any {
+		r := rows[i]
+		s := r.sum
+		date := time.Date(r.day.Year(), r.day.Month(), r.day.Day(), 0, 0, 0, 0, time.UTC)
+		return []any{scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir, date, time.Unix(int64(s.Key), 0).UTC(),
+			b.zone, boolByte(b.tiered), boolByte(r.empty), s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom,
+			s.MoneyNon, s.Confidence, r.readings, r.prices, ver + uint64(i)}
+	})
+	if err != nil {
+		return fmt.Errorf("write priced buckets: %w", err)
+	}
+	return nil
+}
+
+func boolByte(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// rollUp sums day sums into the request's buckets: local months (MONTH) or the window
+// (NONE); DAY keeps them. Energy and money add up, confidence is the least, record counts add.
+func rollUp(aggregation string, days []fleetSum, zone *time.Location) []fleetSum {
+	if aggregation == AggregationDay {
+		return days
+	}
+	type key struct {
+		loc, dev string
+		k        uint32
+	}
+	idx := map[key]int{}
+	var out []fleetSum
+	for _, d := range days {
+		k := key{d.Loc, d.Dev, 0}
+		if aggregation == AggregationMonth {
+			t := time.Unix(int64(d.Key), 0).In(zone)
+			k.k = uint32(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, zone).Unix())
+		}
+		i, ok := idx[k]
+		if !ok {
+			idx[k], i = len(out), len(out)
+			out = append(out, fleetSum{Loc: d.Loc, Dev: d.Dev, Key: k.k, Confidence: d.Confidence})
+		}
+		o := &out[i]
+		o.Energy, o.Money, o.MoneyCom, o.MoneyNon = o.Energy+d.Energy, o.Money+d.Money, o.MoneyCom+d.MoneyCom, o.MoneyNon+d.MoneyNon
+		o.Confidence = min(o.Confidence, d.Confidence)
+		o.NImport, o.NExport = o.NImport+d.NImport, o.NExport+d.NExport
+	}
+	return out
+}
