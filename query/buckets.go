@@ -169,7 +169,10 @@ func (c *Pricer) wholeDays(ctx context.Context, scope kwhouse.Scope, daily Fleet
 	if err != nil {
 		return nil, err
 	}
+	// The stale days of all stale locations are priced in one window: from the first to
+	// the end of the last (a tiered location's later days are stale with it: buckets.sql).
 	staleFrom := map[string]time.Time{} // location → its first bucket to price
+	from, to := end, first
 	for _, s := range states {
 		if s.Valid == 1 {
 			continue
@@ -181,19 +184,19 @@ func (c *Pricer) wholeDays(ctx context.Context, scope kwhouse.Scope, daily Fleet
 		if f, ok := staleFrom[s.Loc]; !ok || day.Before(f) {
 			staleFrom[s.Loc] = day
 		}
+		from, to = minTime(from, day), maxTime(to, nextDay(day))
 	}
 	var ids []string
-	from := end
 	for _, id := range b.ids {
-		if f, ok := staleFrom[id]; ok {
+		if _, ok := staleFrom[id]; ok {
 			ids = append(ids, id)
-			from = minTime(from, f)
 		}
 	}
 	var out []fleetSum
 	for _, s := range states {
 		if s.Valid == 1 && s.Empty == 0 {
-			if _, stale := staleFrom[s.Loc]; !stale || time.Unix(int64(s.DayStart), 0).Before(from) {
+			at := time.Unix(int64(s.DayStart), 0)
+			if _, stale := staleFrom[s.Loc]; !stale || at.Before(from) || !at.Before(to) {
 				out = append(out, s.sum())
 				c.buckets.served.Add(1)
 			}
@@ -203,13 +206,13 @@ func (c *Pricer) wholeDays(ctx context.Context, scope kwhouse.Scope, daily Fleet
 		return out, nil
 	}
 	sub := daily
-	sub.Start, sub.End = from, end
+	sub.Start, sub.End = from, to
 	priced, err := c.priceBatch(ctx, scope, sub, fleetBatch{zone: b.zone, tiered: b.tiered, ids: ids}, plans)
 	if err != nil {
 		return nil, err
 	}
 	c.buckets.priced.Add(int64(len(priced)))
-	if err := c.keepBuckets(ctx, scope, daily, b, zone, from, states, staleFrom, priced); err != nil {
+	if err := c.keepBuckets(ctx, scope, daily, b, zone, from, to, states, staleFrom, priced); err != nil {
 		return nil, err
 	}
 	return append(out, priced...), nil
@@ -249,12 +252,12 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 	return out, rows.Err()
 }
 
-// keepBuckets writes the buckets priced from from on under the counts read before pricing:
+// keepBuckets writes the buckets priced over [from, to) under the counts read before pricing:
 // priced day sums, and empty buckets for the days counted that priced to nothing. A
 // bucket whose records reach more than a day past its end is not kept (price changes are
 // checked up to a day past a bucket).
 func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch, zone *time.Location,
-	from time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) error {
+	from, to time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) error {
 	counts := make(map[dayKey]bucketState, len(states))
 	for _, s := range states {
 		counts[dayKey{s.Loc, s.Dev, s.Day.Format(time.DateOnly)}] = s
@@ -276,7 +279,7 @@ func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily Fle
 			continue
 		}
 		day := time.Date(s.Day.Year(), s.Day.Month(), s.Day.Day(), 0, 0, 0, 0, zone)
-		if day.Before(from) {
+		if day.Before(from) || !day.Before(to) {
 			continue
 		}
 		rows = append(rows, bucketRow{sum: fleetSum{Loc: s.Loc, Dev: s.Dev, Key: uint32(day.Unix())}, day: day,
@@ -321,6 +324,13 @@ func boolByte(b bool) uint8 {
 		return 1
 	}
 	return 0
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func minTime(a, b time.Time) time.Time {
