@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
@@ -29,6 +30,7 @@ type bucketFleet struct {
 	do     func(method, path string, body any) apitest.Response
 	count  *pricingCount
 	auth   string
+	scope  kwhouse.Scope
 	a, b   string
 	market string
 }
@@ -37,7 +39,8 @@ func newBucketFleet(t *testing.T) *bucketFleet {
 	count := &pricingCount{}
 	api := apitest.Start(t, apitest.Options{Observe: count.observe})
 	acc := api.NewAccount("buckets")
-	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), count: count, auth: acc.Test()}
+	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), count: count, auth: acc.Test(),
+		scope: kwhouse.Scope{AccountID: acc.ID}}
 	f.market = f.must(f.do("POST", "/markets", map[string]any{"display_name": "spot", "currency_code": "GBP"}))["id"].(string)
 	f.prices(time.Date(2024, 2, 28, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 7, 0, 0, 0, 0, time.UTC), 0.1)
 	f.a = f.location(map[string]any{"market_rates": true, "market_id": f.market,
