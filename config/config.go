@@ -149,6 +149,12 @@ type Costs struct {
 	// records and prices are unchanged (docs/costs.md, "Priced buckets"); false prices
 	// every fleet answer afresh.
 	PricedBuckets bool `mapstructure:"priced_buckets"`
+	// Pricer runs the background bucket pricer in `kwhouse serve`: every PricerInterval it
+	// prices the stale buckets of the last PricerDays days of every scope with readings
+	// there, one process per scope at a time (docs/costs.md, "Background pricer").
+	Pricer         bool          `mapstructure:"pricer"`
+	PricerInterval time.Duration `mapstructure:"pricer_interval"`
+	PricerDays     int           `mapstructure:"pricer_days"`
 }
 
 // Log configures structured logging.
@@ -183,6 +189,9 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("auth.jwt_secret", "")
 	v.SetDefault("auth.token_ttl", time.Hour)
 	v.SetDefault("costs.priced_buckets", true)
+	v.SetDefault("costs.pricer", true)
+	v.SetDefault("costs.pricer_interval", 30*time.Second)
+	v.SetDefault("costs.pricer_days", 35)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 )
 
 // FieldError names the config key that holds a bad value.
@@ -106,6 +107,12 @@ func (c *Config) problems() []error {
 	}
 	if c.Ingest.QueueLength < 1 {
 		add("ingest.queue_length", "must be at least 1")
+	}
+	if c.Costs.Pricer && c.Costs.PricerInterval < time.Second {
+		add("costs.pricer_interval", "must be at least 1s")
+	}
+	if c.Costs.Pricer && (c.Costs.PricerDays < 1 || c.Costs.PricerDays > 366) {
+		add("costs.pricer_days", "must be 1..366")
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.Log.Level)); err != nil {

@@ -40,7 +40,10 @@ type Versions interface {
 	Next(ctx context.Context, n int) (uint64, error)
 }
 
-// clockVersions are versions from the process clock in nanoseconds.
+// clockVersions are versions from the process's wall clock in nanoseconds (not the
+// Pricer's injected time: versions only order writes of one bucket, and two writes of a
+// bucket each carry the counts their values were priced under, so clocks that disagree
+// cost a re-pricing, never a wrong answer).
 type clockVersions struct{ now func() time.Time }
 
 func (v clockVersions) Next(context.Context, int) (uint64, error) {
@@ -62,7 +65,7 @@ func (c *Pricer) UsePricedBuckets(on bool, versions Versions) {
 	c.buckets = nil
 	if on {
 		if versions == nil {
-			versions = clockVersions{now: c.now}
+			versions = clockVersions{now: time.Now}
 		}
 		c.buckets = &bucketStore{versions: versions}
 	}

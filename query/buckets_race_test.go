@@ -17,7 +17,7 @@ import (
 // buckets: every row of an answer must equal the row of a fresh, unkept pricing of the
 // data as stored at some instant during that request.
 func TestPricedBucketsRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
-	f := newBucketFleet(t)
+	f := newBucketFleet(t, nil)
 	ctx := context.Background()
 	fresh := query.WithoutBuckets(f.api.App.Pricer)
 	readers := []*query.Pricer{query.WithBuckets(fresh), query.WithBuckets(fresh)}

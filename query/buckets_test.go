@@ -35,9 +35,9 @@ type bucketFleet struct {
 	market string
 }
 
-func newBucketFleet(t *testing.T) *bucketFleet {
+func newBucketFleet(t *testing.T, now func() time.Time) *bucketFleet {
 	count := &pricingCount{}
-	api := apitest.Start(t, apitest.Options{Observe: count.observe})
+	api := apitest.Start(t, apitest.Options{Observe: count.observe, Now: now})
 	acc := api.NewAccount("buckets")
 	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), count: count, auth: acc.Test(),
 		scope: kwhouse.Scope{AccountID: acc.ID}}
@@ -147,7 +147,7 @@ func sameRows(t *testing.T, what string, got, want map[string]bucketRow) {
 // process, after tomorrow's market prices, or for location A after a tariff of location B;
 // a new reading of a past day re-prices that day only; deleting a location deletes its buckets.
 func TestPricedBucketsOnlyChangeWithWhatTheyWerePricedFrom(t *testing.T) {
-	f := newBucketFleet(t)
+	f := newBucketFleet(t, nil)
 	first, n := f.fleet(f.do)
 	if len(first) != 10 || n == 0 {
 		t.Fatalf("first answer: %d rows (want 10) with %d pricing statements", len(first), n)

@@ -92,7 +92,7 @@ func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbo
 	return &Pricer{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
 		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom,
 		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize), hints: newDirtyHints(),
-		buckets: &bucketStore{versions: clockVersions{now: now}}}
+		buckets: &bucketStore{versions: clockVersions{now: time.Now}}}
 }
 
 // costRow is one row of cost.sql.

@@ -1,5 +1,7 @@
 package query
 
+import "time"
+
 // JoinOnly returns a Pricer like c that prices every window through the JOINs of cost.sql
 // and fleet.sql, the paths tiered tariffs and long market windows take.
 func JoinOnly(c *Pricer) *Pricer {
@@ -42,6 +44,6 @@ func WithoutBuckets(c *Pricer) *Pricer {
 // WithBuckets returns a Pricer like c that keeps priced buckets, with counts of its own.
 func WithBuckets(c *Pricer) *Pricer {
 	d := *c
-	d.buckets = &bucketStore{versions: clockVersions{now: c.now}}
+	d.buckets = &bucketStore{versions: clockVersions{now: time.Now}}
 	return &d
 }

@@ -21,20 +21,20 @@ FROM
             sum(r_now) AS readings_now
         FROM
         (
-            -- The latest version of each stored bucket.
+            -- The latest version of each stored bucket, whole (LIMIT 1 BY, not an argMax per
+            -- column: two writes of one version must not mix).
             SELECT location_id AS loc, device_id AS dev, day, toUInt8(1) AS b_stored,
-                toUInt8(argMax(zone, version) = @tz AND argMax(tiered, version) = @chained) AS b_same_kind,
-                argMax(day_start, version) AS b_day_start, argMax(empty, version) AS b_empty,
-                argMax(n_import, version) AS b_n_import, argMax(n_export, version) AS b_n_export,
-                argMax(energy_wh, version) AS b_energy, argMax(money, version) AS b_money,
-                argMax(money_commodity, version) AS b_money_com, argMax(money_non_commodity, version) AS b_money_non,
-                argMax(confidence, version) AS b_confidence, argMax(readings_seen, version) AS b_readings_seen,
-                argMax(prices_seen, version) AS b_prices_seen, toUInt64(0) AS r_now
+                toUInt8(zone = @tz AND tiered = @chained) AS b_same_kind,
+                day_start AS b_day_start, empty AS b_empty, n_import AS b_n_import, n_export AS b_n_export,
+                energy_wh AS b_energy, money AS b_money, money_commodity AS b_money_com, money_non_commodity AS b_money_non,
+                confidence AS b_confidence, readings_seen AS b_readings_seen, prices_seen AS b_prices_seen,
+                toUInt64(0) AS r_now
             FROM priced_buckets
             WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
                 AND (device_id != '') = @devices AND direction = @dir
                 AND day >= toDate(@d0) AND day <= toDate(@d1)
-            GROUP BY loc, dev, day
+            ORDER BY loc, dev, day, version DESC
+            LIMIT 1 BY loc, dev, day
 UNION ALL
             -- Rows written per local day now. A count's UTC date reaches the one or two local
             -- days it overlaps; a tiered location's day depends on every day of its tier
