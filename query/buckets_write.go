@@ -96,4 +96,3 @@ func minTime(a, b time.Time) time.Time {
 	}
 	return a
 }
-
