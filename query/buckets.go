@@ -245,10 +245,14 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 	var out []bucketState
 	for rows.Next() {
 		var s bucketState
-		if err := rows.Scan(&s.Loc, &s.Dev, &s.Day, &s.Stored, &s.DayStart, &s.Empty, &s.NImport, &s.NExport,
+		var date string
+		if err := rows.Scan(&s.Loc, &s.Dev, &date, &s.Stored, &s.DayStart, &s.Empty, &s.NImport, &s.NExport,
 			&s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.ReadingsSeen, &s.PricesSeen,
 			&s.ReadingsNow, &s.PricesNow, &s.Valid); err != nil {
 			return nil, fmt.Errorf("scan priced bucket: %w", err)
+		}
+		if s.Day, err = time.Parse(time.DateOnly, date); err != nil {
+			return nil, fmt.Errorf("date of a priced bucket: %w", err)
 		}
 		out = append(out, s)
 	}

@@ -3,7 +3,7 @@
 -- [@d0, @d1], beside the change counts they depend on now (docs/costs.md, "Priced
 -- buckets"): a row per day that has a stored bucket or any reading counted. A bucket is
 -- valid when it was priced in this zone, tiered as now, under the counts there are now.
-SELECT loc, dev, day, stored, toUInt32(day_start) AS day_start, empty, n_import, n_export,
+SELECT loc, dev, toString(day) AS date, stored, toUInt32(day_start) AS day_start, empty, n_import, n_export,
     energy, money, money_com, money_non, confidence, readings_seen, prices_seen, readings_now,
     prices_dated + prices_every AS prices_now,
     toUInt8(stored = 1 AND same_kind = 1 AND readings_seen = readings_now AND prices_seen = prices_now) AS valid
@@ -27,12 +27,12 @@ FROM
             {{- template "reading_counts"}}
         )
         GROUP BY loc, dev, day
-    )
+    ) AS counted
     ANY LEFT JOIN
     (
         {{- template "dated_price_counts"}}
-    ) USING (loc, day)
-)
+    ) AS dated USING (loc, day)
+) AS checked
 ANY LEFT JOIN
 (
     -- Price changes that touch every date of a location (tariff writes).
@@ -40,7 +40,7 @@ ANY LEFT JOIN
     FROM price_changes
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs AND day = toDate('1970-01-01')
     GROUP BY loc
-) USING (loc)
+) AS every USING (loc)
 ORDER BY loc, dev, day
 {{end}}
 
