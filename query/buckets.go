@@ -21,7 +21,7 @@ import (
 var (
 	bucketStatesStmt  = chstore.Register("query.bucket_states", "buckets.sql: priced buckets beside the change counts they depend on now")
 	insertBucketsStmt = chstore.Register("query.insert_buckets", `INSERT INTO priced_buckets (account_id, live_mode,
-		location_id, device_id, direction, day, day_start, zone, tiered, empty, n_import, n_export, energy_wh, money,
+		location_id, device_id, direction, day, span_from, span_to, day_start, zone, tiered, empty, n_import, n_export, energy_wh, money,
 		money_commodity, money_non_commodity, confidence, readings_seen, prices_seen, version) VALUES`)
 )
 
@@ -135,26 +135,9 @@ func (c *Pricer) bucketSums(ctx context.Context, scope kwhouse.Scope, req FleetR
 	}
 	daily := req
 	daily.Aggregation = AggregationDay
-	first, end := fullDays(req.Start, req.End, zone)
-	var edges [][2]time.Time
 	var days []fleetSum
-	if !first.Before(end) {
-		edges = append(edges, [2]time.Time{req.Start, req.End})
-	} else {
-		if req.Start.Before(first) {
-			edges = append(edges, [2]time.Time{req.Start, first})
-		}
-		if end.Before(req.End) {
-			edges = append(edges, [2]time.Time{end, req.End})
-		}
-		if days, err = c.wholeDays(ctx, scope, daily, b, plans, zone, first, end); err != nil {
-			return nil, err
-		}
-	}
-	for _, e := range edges { // partial days: priced every time, never kept
-		sub := daily
-		sub.Start, sub.End = e[0], e[1]
-		sums, err := c.priceBatch(ctx, scope, sub, b, plans)
+	for _, run := range dayRuns(req.Start, req.End, zone) {
+		sums, err := c.keptDays(ctx, scope, daily, b, plans, zone, run)
 		if err != nil {
 			return nil, err
 		}
@@ -163,12 +146,46 @@ func (c *Pricer) bucketSums(ctx context.Context, scope kwhouse.Scope, req FleetR
 	return rollUp(req.Aggregation, days, zone), nil
 }
 
-// wholeDays returns the day sums of a batch's locations over the whole local days
-// [first, end): valid buckets as stored, the others priced now and written back.
-func (c *Pricer) wholeDays(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
-	plans map[string]tariffs.Plan, zone *time.Location, first, end time.Time) ([]fleetSum, error) {
+// dayRun is what one read of priced buckets covers: the whole local days [first, end), or
+// the part span of the one local day [first, end) that the window only partly covers (its
+// first or last day), kept as a bucket of its own under those bounds.
+type dayRun struct {
+	first, end time.Time
+	span       [2]time.Time // zero for whole days
+}
+
+func (r dayRun) partial() bool { return !r.span[0].IsZero() }
+
+// dayRuns cuts [w0, w1) into the whole local days of zone and the partial days at either end.
+func dayRuns(w0, w1 time.Time, zone *time.Location) []dayRun {
+	part := func(a, b time.Time) dayRun {
+		first := localMidnight(a.In(zone))
+		return dayRun{first: first, end: nextDay(first), span: [2]time.Time{a, b}}
+	}
+	first, end := fullDays(w0, w1, zone)
+	if !first.Before(end) { // no whole day: one partial day, or the ends of two
+		if m := localMidnight(w1.In(zone)); m.After(w0) && m.Before(w1) {
+			return []dayRun{part(w0, m), part(m, w1)}
+		}
+		return []dayRun{part(w0, w1)}
+	}
+	runs := []dayRun{{first: first, end: end}}
+	if w0.Before(first) {
+		runs = append(runs, part(w0, first))
+	}
+	if end.Before(w1) {
+		runs = append(runs, part(end, w1))
+	}
+	return runs
+}
+
+// keptDays returns the day sums of a batch's locations over a run of days: valid buckets
+// as stored, the others priced now and written back.
+func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
+	plans map[string]tariffs.Plan, zone *time.Location, run dayRun) ([]fleetSum, error) {
+	first, end := run.first, run.end
 	// Read before pricing: a write that lands meanwhile leaves the new buckets stale.
-	states, err := c.bucketStates(ctx, scope, daily, b, first, end)
+	states, err := c.bucketStates(ctx, scope, daily, b, run)
 	if err != nil {
 		return nil, err
 	}
@@ -195,11 +212,15 @@ func (c *Pricer) wholeDays(ctx context.Context, scope kwhouse.Scope, daily Fleet
 			ids = append(ids, id)
 		}
 	}
+	dayFrom, dayTo := from, to // the stale days, whole
+	if run.partial() {
+		from, to = run.span[0], run.span[1]
+	}
 	var out []fleetSum
 	for _, s := range states {
 		if s.Valid == 1 && s.Empty == 0 {
 			at := time.Unix(int64(s.DayStart), 0)
-			if _, stale := staleFrom[s.Loc]; !stale || at.Before(from) || !at.Before(to) {
+			if _, stale := staleFrom[s.Loc]; !stale || at.Before(dayFrom) || !at.Before(dayTo) {
 				out = append(out, s.sum())
 				c.buckets.served.Add(1)
 			}
@@ -215,15 +236,16 @@ func (c *Pricer) wholeDays(ctx context.Context, scope kwhouse.Scope, daily Fleet
 		return nil, err
 	}
 	c.buckets.priced.Add(int64(len(priced)))
-	if err := c.keepBuckets(ctx, scope, daily, b, zone, from, to, states, staleFrom, priced); err != nil {
+	if err := c.keepBuckets(ctx, scope, daily, b, zone, run, dayFrom, dayTo, states, staleFrom, priced); err != nil {
 		return nil, err
 	}
 	return append(out, priced...), nil
 }
 
-// bucketStates reads the batch's buckets over the local days [first, end) beside their counts now.
+// bucketStates reads the batch's buckets of a run of days beside their counts now.
 func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
-	first, end time.Time) ([]bucketState, error) {
+	run dayRun) ([]bucketState, error) {
+	first, end := run.first, run.end
 	const day = 24 * time.Hour
 	date := func(t time.Time) string { return t.Format(time.DateOnly) }
 	last := end.Add(-day / 2) // the last whole day's date (a local day lasts 23–25 hours)
@@ -236,7 +258,8 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 		chstore.Named("dir", daily.Direction), chstore.Named("tz", b.zone), chstore.Named("chained", b.tiered),
 		chstore.Named("d0", date(first)), chstore.Named("d1", date(last)),
 		chstore.Named("u0", date(first.UTC().Add(-3*day-chain))), chstore.Named("u1", date(last.UTC().Add(3*day))),
-		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day)))}
+		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day))),
+		chstore.Named("s0", spanBound(run.span[0])), chstore.Named("s1", spanBound(run.span[1]))}
 	rows, err := c.db.Query(ctx, bucketStatesStmt.With(bucketStatesSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("priced buckets: %w", err)
@@ -257,6 +280,14 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// spanBound is a partial day's bound as stored (0 for whole days).
+func spanBound(t time.Time) uint32 {
+	if t.IsZero() {
+		return 0
+	}
+	return uint32(t.Unix())
 }
 
 // rollUp sums day sums into the request's buckets: local months (MONTH) or the window

@@ -9,12 +9,12 @@ import (
 	"github.com/kwhouse/kwhouse"
 )
 
-// keepBuckets writes the buckets priced over [from, to) under the counts read before pricing:
+// keepBuckets writes the buckets of run priced over the days [from, to) under the counts read before pricing:
 // priced day sums, and empty buckets for the days counted that priced to nothing. A
 // bucket whose records reach more than a day past its end is not kept (price changes are
 // checked up to a day past a bucket).
 func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch, zone *time.Location,
-	from, to time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) error {
+	run dayRun, from, to time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) error {
 	counts := make(map[dayKey]bucketState, len(states))
 	for _, s := range states {
 		counts[dayKey{s.Loc, s.Dev, s.Day.Format(time.DateOnly)}] = s
@@ -42,7 +42,7 @@ func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily Fle
 		rows = append(rows, bucketRow{sum: fleetSum{Loc: s.Loc, Dev: s.Dev, Key: uint32(day.Unix())}, day: day,
 			readings: s.ReadingsNow, prices: s.PricesNow, empty: true})
 	}
-	return c.writeBuckets(ctx, scope, daily.Direction, b, rows)
+	return c.writeBuckets(ctx, scope, daily.Direction, b, run, rows)
 }
 
 // bucketRow is one priced bucket to write.
@@ -53,7 +53,7 @@ type bucketRow struct {
 	empty            bool
 }
 
-func (c *Pricer) writeBuckets(ctx context.Context, scope kwhouse.Scope, dir string, b fleetBatch, rows []bucketRow) error {
+func (c *Pricer) writeBuckets(ctx context.Context, scope kwhouse.Scope, dir string, b fleetBatch, run dayRun, rows []bucketRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -66,8 +66,8 @@ func (c *Pricer) writeBuckets(ctx context.Context, scope kwhouse.Scope, dir stri
 		r := rows[i]
 		s := r.sum
 		date := time.Date(r.day.Year(), r.day.Month(), r.day.Day(), 0, 0, 0, 0, time.UTC)
-		return []any{scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir, date, time.Unix(int64(s.Key), 0).UTC(),
-			b.zone, boolByte(b.tiered), boolByte(r.empty), s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom,
+		return []any{scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir, date, spanBound(run.span[0]), spanBound(run.span[1]),
+			time.Unix(int64(s.Key), 0).UTC(), b.zone, boolByte(b.tiered), boolByte(r.empty), s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom,
 			s.MoneyNon, s.Confidence, r.readings, r.prices, ver + uint64(i)}
 	})
 	if err != nil {

@@ -63,7 +63,9 @@ ORDER BY (account_id, live_mode, location_id, day);
 
 -- A location's (or device's) records of one direction starting in one local day, priced:
 -- energy, money, confidence, and the change counts it was priced under (readings_seen,
--- prices_seen; read before pricing). The latest version of a bucket counts.
+-- prices_seen; read before pricing). The latest version of a bucket counts. A window that
+-- starts or ends inside a local day keeps that part of the day as a bucket of its own,
+-- under its bounds (span_from, span_to; both 0 for a whole day).
 CREATE TABLE IF NOT EXISTS {{table "priced_buckets"}} {{.OnCluster}}
 (
     account_id          String,
@@ -72,6 +74,8 @@ CREATE TABLE IF NOT EXISTS {{table "priced_buckets"}} {{.OnCluster}}
     device_id           String,
     direction           Enum8('IMPORT' = 1, 'EXPORT' = 2),
     day                 Date,
+    span_from           UInt32,
+    span_to             UInt32,
     day_start           DateTime('UTC'),
     zone                String,
     tiered              UInt8,
@@ -89,6 +93,6 @@ CREATE TABLE IF NOT EXISTS {{table "priced_buckets"}} {{.OnCluster}}
 )
 ENGINE = {{engine "ReplacingMergeTree" "version"}}
 PARTITION BY toYYYYMM(day)
-ORDER BY (account_id, live_mode, location_id, device_id, direction, day);
+ORDER BY (account_id, live_mode, location_id, device_id, direction, day, span_from, span_to);
 
 {{distributed "priced_buckets"}};
