@@ -106,15 +106,6 @@ type dayKey struct {
 	loc, dev, date string
 }
 
-// fullDays are the local days of a zone that lie wholly inside [w0, w1): [first, end).
-func fullDays(w0, w1 time.Time, zone *time.Location) (first, end time.Time) {
-	first = localMidnight(w0.In(zone))
-	if first.Before(w0) {
-		first = nextDay(first)
-	}
-	return first, localMidnight(w1.In(zone))
-}
-
 // localMidnight is the start of t's local day (ClickHouse's toStartOfDay in t's zone).
 func localMidnight(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
@@ -135,48 +126,47 @@ func (c *Pricer) bucketSums(ctx context.Context, scope kwhouse.Scope, req FleetR
 	}
 	daily := req
 	daily.Aggregation = AggregationDay
-	var days []fleetSum
-	for _, run := range dayRuns(req.Start, req.End, zone) {
-		sums, err := c.keptDays(ctx, scope, daily, b, plans, zone, run)
-		if err != nil {
-			return nil, err
-		}
-		days = append(days, sums...)
+	days, err := c.keptDays(ctx, scope, daily, b, plans, zone, dayRunOf(req.Start, req.End, zone))
+	if err != nil {
+		return nil, err
 	}
 	return rollUp(req.Aggregation, days, zone), nil
 }
 
-// dayRun is what one read of priced buckets covers: the whole local days [first, end), or
-// the part span of the one local day [first, end) that the window only partly covers (its
-// first or last day), kept as a bucket of its own under those bounds.
+// dayRun is the local days a window touches, [first, end), and the parts of its first
+// and last days it covers when it starts or ends inside one: such a part is kept as a
+// bucket of its own under its bounds (spans, by local date; a whole day has none).
 type dayRun struct {
 	first, end time.Time
-	span       [2]time.Time // zero for whole days
+	w0, w1     time.Time
+	spans      map[string][2]uint32
 }
 
-func (r dayRun) partial() bool { return !r.span[0].IsZero() }
-
-// dayRuns cuts [w0, w1) into the whole local days of zone and the partial days at either end.
-func dayRuns(w0, w1 time.Time, zone *time.Location) []dayRun {
-	part := func(a, b time.Time) dayRun {
-		first := localMidnight(a.In(zone))
-		return dayRun{first: first, end: nextDay(first), span: [2]time.Time{a, b}}
+// dayRunOf is the run of local days of zone that [w0, w1) touches.
+func dayRunOf(w0, w1 time.Time, zone *time.Location) dayRun {
+	r := dayRun{first: localMidnight(w0.In(zone)), w0: w0, w1: w1, spans: map[string][2]uint32{}}
+	r.end = localMidnight(w1.In(zone))
+	if r.end.Before(w1) {
+		r.end = nextDay(r.end)
 	}
-	first, end := fullDays(w0, w1, zone)
-	if !first.Before(end) { // no whole day: one partial day, or the ends of two
-		if m := localMidnight(w1.In(zone)); m.After(w0) && m.Before(w1) {
-			return []dayRun{part(w0, m), part(m, w1)}
+	for d := r.first; d.Before(r.end); d = nextDay(d) {
+		from, to := maxTime(d, w0), minTime(nextDay(d), w1)
+		if !from.Equal(d) || !to.Equal(nextDay(d)) {
+			r.spans[d.Format(time.DateOnly)] = [2]uint32{uint32(from.Unix()), uint32(to.Unix())}
 		}
-		return []dayRun{part(w0, w1)}
 	}
-	runs := []dayRun{{first: first, end: end}}
-	if w0.Before(first) {
-		runs = append(runs, part(w0, first))
+	return r
+}
+
+// spanArgs binds the partial days' spans by day number (days since 1970-01-01; day 0, never
+// asked, stands in for none: an empty array would be untyped).
+func (r dayRun) spanArgs() []any {
+	days, from, to := []uint32{0}, []uint32{0}, []uint32{0}
+	for date, s := range r.spans {
+		d, _ := time.Parse(time.DateOnly, date)
+		days, from, to = append(days, uint32(d.Unix()/86400)), append(from, s[0]), append(to, s[1])
 	}
-	if end.Before(w1) {
-		runs = append(runs, part(end, w1))
-	}
-	return runs
+	return []any{chstore.Named("span_days", days), chstore.Named("span_from", from), chstore.Named("span_to", to)}
 }
 
 // keptDays returns the day sums of a batch's locations over a run of days: valid buckets
@@ -212,10 +202,9 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 			ids = append(ids, id)
 		}
 	}
-	dayFrom, dayTo := from, to // the stale days, whole
-	if run.partial() {
-		from, to = run.span[0], run.span[1]
-	}
+	// The stale days, whole; priced within the window (partial days priced as their parts).
+	dayFrom, dayTo := from, to
+	from, to = maxTime(from, run.w0), minTime(to, run.w1)
 	var out []fleetSum
 	for _, s := range states {
 		if s.Valid == 1 && s.Empty == 0 {
@@ -258,8 +247,8 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 		chstore.Named("dir", daily.Direction), chstore.Named("tz", b.zone), chstore.Named("chained", b.tiered),
 		chstore.Named("d0", date(first)), chstore.Named("d1", date(last)),
 		chstore.Named("u0", date(first.UTC().Add(-3*day-chain))), chstore.Named("u1", date(last.UTC().Add(3*day))),
-		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day))),
-		chstore.Named("s0", spanBound(run.span[0])), chstore.Named("s1", spanBound(run.span[1]))}
+		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day)))}
+	args = append(args, run.spanArgs()...)
 	rows, err := c.db.Query(ctx, bucketStatesStmt.With(bucketStatesSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("priced buckets: %w", err)
@@ -280,14 +269,6 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 		out = append(out, s)
 	}
 	return out, rows.Err()
-}
-
-// spanBound is a partial day's bound as stored (0 for whole days).
-func spanBound(t time.Time) uint32 {
-	if t.IsZero() {
-		return 0
-	}
-	return uint32(t.Unix())
 }
 
 // rollUp sums day sums into the request's buckets: local months (MONTH) or the window

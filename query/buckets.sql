@@ -56,7 +56,10 @@ ORDER BY loc, dev, day
             FROM priced_buckets
             WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
                 AND (device_id != '') = @devices AND direction = @dir
-                AND day >= toDate(@d0) AND day <= toDate(@d1) AND span_from = @s0 AND span_to = @s1
+                AND day >= toDate(@d0) AND day <= toDate(@d1)
+                -- The window's part of its first and last day, when partial; else the whole day.
+                AND span_from = transform(toUInt32(day), @span_days, @span_from, toUInt32(0))
+                AND span_to = transform(toUInt32(day), @span_days, @span_to, toUInt32(0))
             ORDER BY loc, dev, day, version DESC
             LIMIT 1 BY loc, dev, day
 {{end}}

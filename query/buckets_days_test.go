@@ -1,31 +1,40 @@
 package query
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
 
-func TestFullDaysAreTheLocalDaysWhollyInsideTheWindow(t *testing.T) {
+func TestDayRunKeepsTheWindowsPartOfItsFirstAndLastDays(t *testing.T) {
 	london, _ := time.LoadLocation("Europe/London")
 	sydney, _ := time.LoadLocation("Australia/Sydney")
+	utc := func(d, h int) time.Time { return time.Date(2024, 3, d, h, 0, 0, 0, time.UTC) }
 	for _, c := range []struct {
 		zone       *time.Location
 		w0, w1     time.Time
 		first, end string
+		spans      map[string][2]uint32
 	}{
-		// A London window at UTC midnights in March: whole days, the spring-forward one (23 h) too.
-		{london, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 4, 3, 0, 0, 0, 0, time.UTC), "2024-03-01T00:00:00Z", "2024-04-02T23:00:00Z"},
-		// Sydney is ahead: the UTC window starts mid local day, which is left to the edges.
-		{sydney, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC), "2024-03-01T13:00:00Z", "2024-03-04T13:00:00Z"},
-		// Inside one local day: no whole day.
-		{london, time.Date(2024, 3, 1, 6, 0, 0, 0, time.UTC), time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC), "2024-03-02T00:00:00Z", "2024-03-01T00:00:00Z"},
+		// London in March is on UTC: whole days only.
+		{london, utc(1, 0), utc(4, 0), "2024-03-01T00:00:00Z", "2024-03-04T00:00:00Z", map[string][2]uint32{}},
+		// Sydney is UTC+11: the window starts at 11:00 on the 1st and ends at 11:00 on the 4th.
+		{sydney, utc(1, 0), utc(4, 0), "2024-02-29T13:00:00Z", "2024-03-04T13:00:00Z", map[string][2]uint32{
+			"2024-03-01": {uint32(utc(1, 0).Unix()), uint32(utc(1, 13).Unix())},
+			"2024-03-04": {uint32(utc(3, 13).Unix()), uint32(utc(4, 0).Unix())}}},
+		// Inside one local day.
+		{london, utc(1, 6), utc(1, 9), "2024-03-01T00:00:00Z", "2024-03-02T00:00:00Z", map[string][2]uint32{
+			"2024-03-01": {uint32(utc(1, 6).Unix()), uint32(utc(1, 9).Unix())}}},
 	} {
-		first, end := fullDays(c.w0, c.w1, c.zone)
-		if got := first.UTC().Format(time.RFC3339); got != c.first {
-			t.Errorf("%s %v: first %s, want %s", c.zone, c.w0, got, c.first)
+		r := dayRunOf(c.w0, c.w1, c.zone)
+		if got := r.first.UTC().Format(time.RFC3339); got != c.first {
+			t.Errorf("%s: first %s, want %s", c.zone, got, c.first)
 		}
-		if got := end.UTC().Format(time.RFC3339); got != c.end {
-			t.Errorf("%s %v: end %s, want %s", c.zone, c.w0, got, c.end)
+		if got := r.end.UTC().Format(time.RFC3339); got != c.end {
+			t.Errorf("%s: end %s, want %s", c.zone, got, c.end)
+		}
+		if !reflect.DeepEqual(r.spans, c.spans) {
+			t.Errorf("%s: spans %v, want %v", c.zone, r.spans, c.spans)
 		}
 	}
 }

@@ -66,7 +66,8 @@ func (c *Pricer) writeBuckets(ctx context.Context, scope kwhouse.Scope, dir stri
 		r := rows[i]
 		s := r.sum
 		date := time.Date(r.day.Year(), r.day.Month(), r.day.Day(), 0, 0, 0, 0, time.UTC)
-		return []any{scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir, date, spanBound(run.span[0]), spanBound(run.span[1]),
+		span := run.spans[date.Format(time.DateOnly)]
+		return []any{scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir, date, span[0], span[1],
 			time.Unix(int64(s.Key), 0).UTC(), b.zone, boolByte(b.tiered), boolByte(r.empty), s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom,
 			s.MoneyNon, s.Confidence, r.readings, r.prices, ver + uint64(i)}
 	})
