@@ -47,9 +47,9 @@ type App struct {
 	Pricer   *query.Pricer
 	// BucketPricer prices stale buckets in the background while Serve runs (nil: off).
 	BucketPricer *query.BucketPricer
-	Writer   *ingest.Writer
-	API      *httpapi.Server
-	Now      func() time.Time
+	Writer       *ingest.Writer
+	API          *httpapi.Server
+	Now          func() time.Time
 
 	server   *http.Server
 	listener net.Listener
