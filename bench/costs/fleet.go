@@ -47,7 +47,7 @@ const (
 
 // fleetShapes times POST /costs/fleet and, for each shape, the floor: a bare ClickHouse
 // GROUP BY location and local bucket of the same rows, in the same run. Each shape is
-// timed twice: priced afresh by a service without the fleet cache (fresh), and by one
+// timed twice: priced afresh by a service without priced buckets (fresh), and by one
 // with it (base), the same request repeated after the first filled it; a moving shape
 // only by the latter, every request different.
 func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixture, o options) error {
