@@ -48,9 +48,11 @@ type App struct {
 	Carbon   *carbon.Store
 	Limits   *limits.Limits
 	Pricer   *query.Pricer
-	Writer   *ingest.Writer
-	API      *httpapi.Server
-	Now      func() time.Time
+	// BucketPricer prices stale buckets in the background while Serve runs (nil: off).
+	BucketPricer *query.BucketPricer
+	Writer       *ingest.Writer
+	API          *httpapi.Server
+	Now          func() time.Time
 
 	server   *http.Server
 	listener net.Listener
@@ -117,8 +119,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Catalog.SetTariffView(a.Tariffs)
 	a.Carbon = carbon.NewStore(db, docs, now)
 	a.Pricer = query.NewPricer(db, a.Tariffs, a.Catalog, a.Carbon, now)
-	a.Pricer.SetFleetCache(cfg.Costs.FleetCacheLocations)
 	a.Pricer.SetMaxRawItems(cfg.Costs.MaxRawItems)
+	a.Pricer.UsePricedBuckets(cfg.Costs.PricedBuckets, clock)
+	if cfg.Costs.PricedBuckets && cfg.Costs.Pricer {
+		a.BucketPricer = query.NewBucketPricer(a.Pricer, a.Cache, log, cfg.Costs.PricerInterval, cfg.Costs.PricerDays)
+	}
+	registerBucketMetrics(reg, a.Pricer, a.BucketPricer)
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),
@@ -204,6 +210,9 @@ func (a *App) Serve(ctx context.Context) error {
 	bg, stop := context.WithCancel(ctx)
 	a.stop = stop
 	go a.retainEvents(bg)
+	if a.BucketPricer != nil {
+		go a.BucketPricer.Run(bg)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- a.server.Serve(a.listener) }()
 	select {

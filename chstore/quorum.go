@@ -17,7 +17,11 @@ import (
 // to every node. The schema renders its DDL from this map; inserts consult it.
 var ShardingKeys = map[string]string{"meter_records": "cityHash64(location_id)",
 	// The tables migration 0008 copies meter_records through, sharded as it is.
-	"meter_records_by_day": "cityHash64(location_id)", "meter_records_by_month": "cityHash64(location_id)"}
+	"meter_records_by_day": "cityHash64(location_id)", "meter_records_by_month": "cityHash64(location_id)",
+	// Priced buckets and their change records live with their location's readings
+	// (docs/costs.md, "Priced buckets").
+	"reading_changes": "cityHash64(location_id)", "price_changes": "cityHash64(location_id)",
+	"priced_buckets": "cityHash64(location_id)"}
 
 // Read your writes on a cluster (docs/operations.md, "One service on any node"): a
 // metadata insert is acknowledged once clickhouse.insert_quorum replicas have it

@@ -172,10 +172,16 @@ type Ingest struct {
 
 // Costs configures cost queries.
 type Costs struct {
-	// FleetCacheLocations bounds the locations (and devices) whose priced fleet buckets are
-	// kept in memory and reused while their records and prices are unchanged (docs/costs.md,
-	// "Fleet cache"); 0 turns the cache off.
-	FleetCacheLocations int `mapstructure:"fleet_cache_locations"`
+	// PricedBuckets keeps priced fleet days in ClickHouse and serves them while their
+	// records and prices are unchanged (docs/costs.md, "Priced buckets"); false prices
+	// every fleet answer afresh.
+	PricedBuckets bool `mapstructure:"priced_buckets"`
+	// Pricer runs the background bucket pricer in `kwhouse serve`: every PricerInterval it
+	// prices the stale buckets of the last PricerDays days of every scope with readings
+	// there, one process per scope at a time (docs/costs.md, "Background pricer").
+	Pricer         bool          `mapstructure:"pricer"`
+	PricerInterval time.Duration `mapstructure:"pricer_interval"`
+	PricerDays     int           `mapstructure:"pricer_days"`
 	// MaxRawItems bounds the records of one unaggregated POST /costs/interval answer (and
 	// of a POST /costs/session answer): more is refused (400) and the caller narrows the
 	// window or aggregates.
@@ -231,11 +237,14 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("redis.key_prefix", "kwh:")
 	v.SetDefault("auth.jwt_secret", "")
 	v.SetDefault("auth.token_ttl", time.Hour)
-	v.SetDefault("costs.fleet_cache_locations", 20_000)
 	v.SetDefault("costs.max_raw_items", 10_000)
 	v.SetDefault("schedules.horizon", 7*24*time.Hour)
 	v.SetDefault("schedules.max_devices", 100)
 	v.SetDefault("connect.token_ttl", time.Hour)
+	v.SetDefault("costs.priced_buckets", true)
+	v.SetDefault("costs.pricer", true)
+	v.SetDefault("costs.pricer_interval", 30*time.Second)
+	v.SetDefault("costs.pricer_days", 35)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)

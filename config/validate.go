@@ -112,9 +112,6 @@ func (c *Config) problems() []error {
 	if c.Ingest.Flushers < 1 || c.Ingest.Flushers > 64 {
 		add("ingest.flushers", "must be 1..64")
 	}
-	if c.Costs.FleetCacheLocations < 0 {
-		add("costs.fleet_cache_locations", "must be 0 (off) or more")
-	}
 	if c.Costs.MaxRawItems < 1 {
 		add("costs.max_raw_items", "must be at least 1")
 	}
@@ -129,6 +126,12 @@ func (c *Config) problems() []error {
 	}
 	if c.Ingest.QueueLength < 1 {
 		add("ingest.queue_length", "must be at least 1")
+	}
+	if c.Costs.Pricer && c.Costs.PricerInterval < time.Second {
+		add("costs.pricer_interval", "must be at least 1s")
+	}
+	if c.Costs.Pricer && (c.Costs.PricerDays < 1 || c.Costs.PricerDays > 366) {
+		add("costs.pricer_days", "must be 1..366")
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.Log.Level)); err != nil {

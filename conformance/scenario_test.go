@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
@@ -297,6 +298,10 @@ func costSteps(r *run) {
 	r.call("instant", "POST", "/costs/instant?include_tariff=true&include_carbon=true", instant)
 	delete(instant, "non_persistent")
 	r.call("instant stored", "POST", "/costs/instant", instant)
+	// A background pricer pass: the scopes with recent readings, and their stale buckets.
+	bp := query.NewBucketPricer(r.api.App.Pricer, r.api.App.Cache, testkit.Logger(), time.Minute, 35)
+	err := bp.Pass(context.Background())
+	r.record("bucket pricer pass", 200, []byte(fmt.Sprint(err == nil)))
 }
 
 func rateSteps(r *run) {

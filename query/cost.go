@@ -82,8 +82,9 @@ type Pricer struct {
 	dedupFirst bool
 	// hints remembers scopes whose first fleet reads found most locations dirty (fleet_hints.go).
 	hints *dirtyHints
-	// fleetCache keeps priced fleet buckets while their rows and prices are unchanged (nil: off).
-	fleetCache *fleetCache
+	// buckets keeps priced fleet buckets in ClickHouse (buckets.go; nil: every fleet
+	// bucket is priced afresh).
+	buckets *bucketStore
 	// maxRawItems bounds the records of an unaggregated interval answer (SetMaxRawItems).
 	maxRawItems int
 }
@@ -93,7 +94,7 @@ func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbo
 	return &Pricer{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
 		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom,
 		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize), hints: newDirtyHints(),
-		fleetCache: newFleetCache(defaultFleetCacheLocations), maxRawItems: DefaultMaxRawItems}
+		buckets: &bucketStore{versions: clockVersions{now: time.Now}}, maxRawItems: DefaultMaxRawItems}
 }
 
 // costRow is one row of cost.sql.

@@ -1,5 +1,7 @@
 package query
 
+import "time"
+
 // JoinOnly returns a Pricer like c that prices every window through the JOINs of cost.sql
 // and fleet.sql, the paths tiered tariffs and long market windows take.
 func JoinOnly(c *Pricer) *Pricer {
@@ -32,25 +34,16 @@ func WithoutHints(c *Pricer) *Pricer {
 	return &d
 }
 
-// WithoutFleetCache returns a Pricer like c that prices every fleet bucket afresh.
-func WithoutFleetCache(c *Pricer) *Pricer {
+// WithoutBuckets returns a Pricer like c that prices every fleet bucket afresh.
+func WithoutBuckets(c *Pricer) *Pricer {
 	d := *c
-	d.fleetCache = nil
+	d.buckets = nil
 	return &d
 }
 
-// WithFleetCache returns a Pricer like c with an empty fleet bucket cache of its own.
-func WithFleetCache(c *Pricer) *Pricer {
+// WithBuckets returns a Pricer like c that keeps priced buckets, with counts of its own.
+func WithBuckets(c *Pricer) *Pricer {
 	d := *c
-	d.fleetCache = newFleetCache(defaultFleetCacheLocations)
+	d.buckets = &bucketStore{versions: clockVersions{now: time.Now}}
 	return &d
 }
-
-// FleetCacheHits returns how many fleet buckets c served from its cache, and how many it priced.
-func FleetCacheHits(c *Pricer) (hits, priced int64) {
-	return c.fleetCache.hits.Load(), c.fleetCache.misses.Load()
-}
-
-// FleetPrintsReused returns how many fingerprint reads c's fleet cache skipped because no
-// part of the table had changed.
-func FleetPrintsReused(c *Pricer) int64 { return c.fleetCache.printsReused.Load() }

@@ -164,9 +164,6 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 	out := FleetCost{Object: "fleet_cost", LiveMode: scope.LiveMode, Direction: req.Direction, Aggregation: req.Aggregation,
 		GroupBy: req.GroupBy, StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End),
 		Data: []FleetRow{}, Skipped: FleetSkipped{Data: []SkippedItem{}}, AccountID: scope.AccountID}
-	// Read before any price: a price written after it ends this epoch, so nothing cached
-	// under it can outlive that write (fleet_cache.go).
-	epoch := c.fleetEpoch(ctx, scope)
 	locs, err := c.fleetLocations(ctx, scope, req)
 	if err != nil || len(locs) == 0 {
 		return out, err
@@ -182,7 +179,7 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 	if err := c.tariffs.EnsureFleetRates(ctx, scope, plans); err != nil {
 		return FleetCost{}, err
 	}
-	sums, err := c.fleetSums(ctx, scope, req, locs, plans, epoch)
+	sums, err := c.fleetSums(ctx, scope, req, locs, plans)
 	if err != nil {
 		return FleetCost{}, err
 	}

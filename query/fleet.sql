@@ -12,12 +12,8 @@ SELECT loc, dev, {{template "fleet_key" .}} AS k,
         OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
         OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
-{{- if .Cells}}
-    -- Fingerprints of the rows read (fleet_cells.sql): the bucket's, and of a tiered
-    -- location's rows before the window (pre); n_out = 0 marks a bucket of the other direction only.
-    sumIf(rh, comp = 0) AS fp, {{if .Tiered}}maxIf(rg, comp = 0){{else}}toUInt64(0){{end}} AS pre,
-    countIf(comp = 0{{if .Tiered}} AND tr != 0{{end}}) AS n_out,
-{{- end}}
+    -- When the bucket's last record ends (priced buckets: docs/costs.md).
+    max(re) AS reach,
 {{- if .Dedup}}
     toUInt8(0) AS dirty
 {{- else if .Tiered}}
@@ -50,7 +46,7 @@ ORDER BY loc, dev, k
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
-SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,{{if .Cells}} rh,{{end}}
+SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
     toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0) AS is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
     -- Locations on one product are priced by the segments of one of them (rep): the
@@ -66,7 +62,7 @@ FROM
 {{- if .Dedup}}
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
 {{- else}}
-        energy_wh AS e, confidence AS rc{{if .Cells}}, {{template "fleet_row_hash"}} AS rh{{end}}
+        energy_wh AS e, confidence AS rc
 {{- end}}
     FROM meter_records
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
@@ -91,7 +87,7 @@ FROM ({{template "segment_source" .}})
 
 {{define "fleet_single"}}
 -- Untiered: each record split at every price segment it meets, priced where it lies.
-SELECT loc, dev, rid, rs, re, comp, act, tr, e,{{if .Cells}} rh,{{end}}
+SELECT loc, dev, rid, rs, re, comp, act, tr, e,
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
@@ -105,13 +101,7 @@ WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 -- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
 -- (a group of its own: comp 0 holds the records themselves and prices nothing).
 SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act,
-{{- if .Cells}}
-    -- Records of the other direction stay, with no figures: their hashes chain the buckets.
-    if(it.11 = 1, it.3, 0) AS tr, if(it.11 = 1, it.4, 0.) AS e, if(it.11 = 1, it.5, 1.) AS xc, it.6 AS xcov,
-    if(it.11 = 1, it.7, 0) AS xlen, it.12 AS rh, gh AS rg,
-{{- else}}
     it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
-{{- end}}
     gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
     {{bandMoney "it.9" "it.10" "cum" "it.8"}} AS xm
@@ -126,10 +116,6 @@ FROM
 {{- else}}
         toUInt8(0) AS gdirty,
 {{- end}}
-{{- if .Cells}}
-        -- The rows before the window that the counters read (fleet_cells.sql).
-        sumIf(rh, comp = 0 AND rs < @w0) AS gh,
-{{- end}}
         -- Pieces that start before the window (the tier lookback; every reported record
         -- starts in it) only start the counter: one sum, no sort (a fleet's day mid-month
         -- on 18.16: the tiered query 190 → 168 ms alone, its peak memory 89 → 40 MiB).
@@ -139,7 +125,7 @@ FROM
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArrayIf((
             toUInt64(ps) * 4294967296 + rid % 4294967296,
             (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), pcov,
-             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out{{if .Cells}}, if(comp = 0, rh, toUInt64(0)){{end}})),
+             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out)),
             ps >= @w0))) AS items
     FROM ({{template "fleet_records" .}}) AS recs
     ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
@@ -149,5 +135,5 @@ FROM
 ARRAY JOIN
     items AS it,
     {{counterEnds "items" "8" "off"}} AS cum
-WHERE it.11 = 1{{if .Cells}} OR comp = 0{{end}}
+WHERE it.11 = 1
 {{end}}

@@ -16,7 +16,7 @@ WITH
     {{- template "arrays_money"}}
 SELECT loc, dev, {{template "fleet_key" .}} AS k,
     sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non, min(conf) AS confidence,
-    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export,{{if .Cells}} sum(rh) AS fp, toUInt64(0) AS pre, count() AS n_out,{{end}}
+    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     {{template "fleet_dirty" .}}
 FROM
 (
@@ -26,7 +26,7 @@ FROM
 {{- if eq .Dedup "argmax"}}
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
 {{- else}}
-        energy_wh AS e, confidence AS rc{{if .Cells}}, {{template "fleet_row_hash"}} AS rh{{end}}
+        energy_wh AS e, confidence AS rc
 {{- end}}
 {{- range .Comps}}{{if .Present}},
         -- The arrays enter as columns: see cost_arrays.sql.

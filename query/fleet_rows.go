@@ -60,10 +60,7 @@ func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location) Fl
 	} else {
 		r.LocationID = obj
 	}
-	w := s.when
-	if w == nil {
-		w = bucketTimes(req, s.Key, loc.Timezone)
-	}
+	w := bucketTimes(req, s.Key, loc.Timezone)
 	r.Date, r.StartTime, r.EndTime = w.date, &w.start, &w.end
 	r.key = fleetKey{group: obj, date: r.Date, currency: r.CurrencyCode}
 	return r

@@ -32,11 +32,8 @@ type fleetSum struct {
 	MoneyCom, MoneyNon float64
 	Confidence         float64
 	NImport, NExport   uint64
-	Fp, Pre            uint64      // fingerprints of the bucket's rows and a tiered location's lookback (fleetShape.Cells)
-	NOut               uint64      // records of the asked direction: 0 for a tiered bucket of the other one only
-	Dirty              uint8       // the group read two versions of a reading: its sums count both
-	hashed             bool        // Fp was read: the sum may be cached (fleet_cache.go)
-	when               *bucketWhen // the bucket's dates, kept with a cached bucket (DAY, MONTH)
+	Reach              uint32 // when the bucket's last record ends
+	Dirty              uint8  // the group read two versions of a reading: its sums count both
 }
 
 // fleetShape picks the parts of fleet.sql a query needs.
@@ -45,7 +42,6 @@ type fleetShape struct {
 	Devices, Tiered, Markets bool
 	ExtSegments              bool              // fleet.sql: the segments come as the external table _segs
 	Dedup                    string            // how versions of a reading become one: dedupNone, dedupArgMax, dedupFinal
-	Cells                    bool              // each row also carries the fingerprint of its rows (fleet_cells.sql)
 	Comps                    []componentArrays // fleet_arrays.sql: the packed timelines
 }
 
@@ -65,67 +61,51 @@ const fleetParallel = 2
 type fleetTask struct {
 	batch fleetBatch
 	fa    *fleetArrays
-	cells bool // the undeduplicated query reads fingerprints to cache its sums by
 }
 
-// fleetJob is one fleet query to run: a task over a window, for the batch at index batch.
-type fleetJob struct {
-	t     fleetTask
-	req   FleetRequest
-	batch int
-}
-
-// fleetSums prices the records of locs, fleetParallel queries at a time. With a known
-// pricing epoch, buckets whose rows and prices are unchanged come from the cache and only
-// the others are priced (fleet_cache.go).
+// fleetSums prices the records of locs per bucket of the request, fleetParallel batches at
+// a time: from priced buckets where they are kept (buckets.go), else directly.
 func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
-	plans map[string]tariffs.Plan, epoch string) ([]fleetSum, error) {
+	plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	batches := fleetBatches(locs, plans)
-	var looks []batchLook
-	if epoch != "" && c.fleetCache != nil {
-		var err error
-		whole := !req.LocationsSet && req.CustomerID == "" && req.GroupBy != GroupCustomer
-		if looks, err = c.fleetLooks(ctx, scope, req, batches, plans, epoch, whole); err != nil {
-			return nil, err
-		}
-	}
-	var jobs []fleetJob
-	for i, b := range batches {
-		sub := req
-		if looks != nil {
-			if len(looks[i].missed) == 0 {
-				continue
-			}
-			b.ids, sub.Start = looks[i].missedIDs, looks[i].from
-		}
-		ts, err := c.fleetTasks(ctx, scope, b, plans)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range ts {
-			t.cells = looks != nil
-			jobs = append(jobs, fleetJob{t: t, req: sub, batch: i})
-		}
-	}
-	results := make([][]fleetSum, len(jobs))
+	results := make([][]fleetSum, len(batches))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
-	for i, j := range jobs {
+	for i, b := range batches {
 		g.Go(func() error {
 			var err error
-			results[i], err = c.fleetPriced(gctx, scope, j.req, j.t, j.t.batch.ids, plans)
+			if c.buckets != nil {
+				results[i], err = c.bucketSums(gctx, scope, req, b, plans)
+			} else {
+				results[i], err = c.priceBatch(gctx, scope, req, b, plans)
+			}
 			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if looks != nil {
-		return c.settle(scope, req, looks, jobs, results), nil
-	}
 	var out []fleetSum
 	for _, r := range results {
 		out = append(out, r...)
+	}
+	return out, nil
+}
+
+// priceBatch prices the records of a batch's locations in req's window and buckets.
+func (c *Pricer) priceBatch(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
+	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	ts, err := c.fleetTasks(ctx, scope, b, plans)
+	if err != nil {
+		return nil, err
+	}
+	var out []fleetSum
+	for _, t := range ts {
+		sums, err := c.fleetPriced(ctx, scope, req, t, t.batch.ids, plans)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sums...)
 	}
 	return out, nil
 }
@@ -185,8 +165,7 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		chstore.Named("locs", chstore.Set(ids)), chstore.Named("dir", req.Direction),
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
 		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits)}
-	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered, Dedup: dedup,
-		Cells: t.cells && dedup == dedupNone}
+	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered, Dedup: dedup}
 	name, stmt := "fleet", fleetStmt
 	if fa != nil {
 		name, stmt, shape.Comps = "fleet_arrays", fleetArraysStmt, fa.comps
@@ -212,12 +191,9 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 	defer rows.Close()
 	var out []fleetSum
 	for rows.Next() {
-		s := fleetSum{hashed: shape.Cells}
-		dest := []any{&s.Loc, &s.Dev, &s.Key, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.NImport, &s.NExport}
-		if shape.Cells {
-			dest = append(dest, &s.Fp, &s.Pre, &s.NOut)
-		}
-		if err := rows.Scan(append(dest, &s.Dirty)...); err != nil {
+		var s fleetSum
+		if err := rows.Scan(&s.Loc, &s.Dev, &s.Key, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
+			&s.NImport, &s.NExport, &s.Reach, &s.Dirty); err != nil {
 			return nil, fmt.Errorf("scan fleet row: %w", err)
 		}
 		out = append(out, s)

@@ -51,6 +51,13 @@ func TestClusterFormShardsRecordsAndReplicatesTheRest(t *testing.T) {
 		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/accounts', '{replica}', version)",
 		"CREATE TABLE IF NOT EXISTS documents_g256 ON CLUSTER kw AS kwdb.documents",
 		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/documents_g256', '{replica}', version)",
+		// Priced buckets and their change records live on their location's shard; the view
+		// counts each shard's own inserts.
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS reading_changes_mv ON CLUSTER kw TO kwdb.reading_changes_local",
+		"FROM kwdb.meter_records_local",
+		"ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/kwdb/reading_changes_local', '{replica}', n)",
+		"CREATE TABLE IF NOT EXISTS price_changes ON CLUSTER kw AS kwdb.price_changes_local ENGINE = Distributed(kw, kwdb, price_changes_local, cityHash64(location_id))",
+		"CREATE TABLE IF NOT EXISTS priced_buckets ON CLUSTER kw AS kwdb.priced_buckets_local ENGINE = Distributed(kw, kwdb, priced_buckets_local, cityHash64(location_id))",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("cluster DDL lacks %s", want)

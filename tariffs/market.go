@@ -167,6 +167,9 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 			*p.Price, conf, ver + uint64(i)}
 	})
 	s.endEpoch(ctx, scope) // also after a failure: a block answered with an error may still have landed
+	if merr := s.markPrices(ctx, scope, id, prices); merr != nil {
+		err = errors.Join(err, merr)
+	}
 	if err != nil {
 		return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
 	}

@@ -5,6 +5,7 @@ package tariffs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -274,7 +275,7 @@ func (s *Service) save(ctx context.Context, scope kwhouse.Scope, t *Tariff, even
 	}
 	err = catalog.Commit(ctx, s.docs, scope, ch)
 	s.endEpoch(ctx, scope) // also after a failure: a write answered 503 may still have landed
-	return err
+	return errors.Join(err, s.markLocations(ctx, scope, t.LocationID))
 }
 
 // Get returns a tariff element.
@@ -372,7 +373,7 @@ func (s *Service) Delete(ctx context.Context, scope kwhouse.Scope, id string) er
 	d.Deleted = true
 	err = catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: d, EventType: "tariff.delete", EventData: t})
 	s.endEpoch(ctx, scope)
-	return err
+	return errors.Join(err, s.markLocations(ctx, scope, t.LocationID))
 }
 
 // OnLocationDelete deletes a location's tariffs with it.
@@ -392,6 +393,9 @@ func (s *Service) OnLocationDelete(ctx context.Context, scope kwhouse.Scope, loc
 	}
 	if len(out) > 0 {
 		s.endEpoch(ctx, scope) // before the commit; the deleted location's timeline is 404 after it
+	}
+	if err := s.dropBuckets(ctx, scope, locationID); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

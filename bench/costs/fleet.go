@@ -6,12 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/bench/benchkit"
+	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/tariffs"
 )
 
 // fleetShape is one POST /costs/fleet request shape.
@@ -27,11 +32,22 @@ type fleetShape struct {
 	// elsewhere: before each request another account writes a reading into the window's
 	// month, so the table's parts change but none of the fleet's rows do (live ingest).
 	elsewhere bool
+	// change, when set, happens before each request (changes below); "second process"
+	// asks each request of a new kwhouse process on the same stores instead.
+	change string
 }
+
+// What happens before each request of a shape with a change.
+const (
+	changeOnboard  = "onboard"        // a location and its tariff are created in the fleet's account
+	changeTomorrow = "tomorrow"       // market prices are written for a day after the window
+	changeCold     = "cold"           // no priced bucket is kept (priced_buckets emptied)
+	changeSecond   = "second process" // the request is a new process's first
+)
 
 // fleetShapes times POST /costs/fleet and, for each shape, the floor: a bare ClickHouse
 // GROUP BY location and local bucket of the same rows, in the same run. Each shape is
-// timed twice: priced afresh by a service without the fleet cache (fresh), and by one
+// timed twice: priced afresh by a service without priced buckets (fresh), and by one
 // with it (base), the same request repeated after the first filled it; a moving shape
 // only by the latter, every request different.
 func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixture, o options) error {
@@ -39,13 +55,17 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 	today := [2]string{"2024-06-14T23:00:00Z", "2024-06-15T23:00:00Z"}  // 15 June, local (BST)
 	toDate := [2]string{"2024-05-31T23:00:00Z", "2024-06-19T23:00:00Z"} // 1 June to 20 June, local, and on
 	shapes := []fleetShape{
-		{"fleet all, one local day (JSON)", 0, "DAY", today, false, false, false},
-		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true, false, false},
-		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true, false, false},
-		{"fleet all, month by DAY, other accounts writing (CSV)", 0, "DAY", month, true, false, true},
-		{"fleet all, month to date by DAY, moving end (CSV)", 0, "DAY", toDate, true, true, false},
-		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false, false, false},
-		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true, false, false},
+		{"fleet all, one local day (JSON)", 0, "DAY", today, false, false, false, ""},
+		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true, false, false, ""},
+		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true, false, false, ""},
+		{"fleet all, month by DAY, other accounts writing (CSV)", 0, "DAY", month, true, false, true, ""},
+		{"fleet all, month to date by DAY, moving end (CSV)", 0, "DAY", toDate, true, true, false, ""},
+		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false, false, false, ""},
+		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true, false, false, ""},
+		{"fleet all, month by DAY, after onboarding a location + tariff (CSV)", 0, "DAY", month, true, false, false, changeOnboard},
+		{"fleet all, month by DAY, after tomorrow's market prices (CSV)", 0, "DAY", month, true, false, false, changeTomorrow},
+		{"fleet all, month by DAY, a second process's first answer (CSV)", 0, "DAY", month, true, false, false, changeSecond},
+		{"fleet all, month by DAY, cold (CSV)", 0, "DAY", month, true, false, false, changeCold},
 	}
 	n := max(10, o.requests/10)
 	for _, s := range shapes {
@@ -56,7 +76,7 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 		if err != nil {
 			return err
 		}
-		if !s.moving && !s.elsewhere && o.afresh {
+		if !s.moving && !s.elsewhere && s.change == "" && o.afresh {
 			if err := timeFleet(ctx, a, fresh, fx, s, n, s.name+", afresh", flat); err != nil {
 				return err
 			}
@@ -75,7 +95,26 @@ func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s flee
 	if s.elsewhere {
 		before = func(i int) error { return writeElsewhere(ctx, a, s.window[0], i) }
 	}
-	lat, rows, err := measureFleet(base, fx, s, n, before)
+	if s.change != "" {
+		before = func(i int) error { return changeBefore(ctx, a, fx, s.change, i) }
+	}
+	if s.change == changeSecond {
+		var stop func()
+		before = func(int) error {
+			if stop != nil {
+				stop()
+			}
+			var err error
+			base, stop, err = newProcess(ctx, a)
+			return err
+		}
+		defer func() {
+			if stop != nil {
+				stop()
+			}
+		}()
+	}
+	lat, rows, err := measureFleet(func() string { return base }, fx, s, n, before)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -103,7 +142,7 @@ func (s fleetShape) body(fx *fixture, i int) []byte {
 	return out
 }
 
-func measureFleet(base string, fx *fixture, s fleetShape, n int, before func(i int) error) ([]time.Duration, int, error) {
+func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before func(i int) error) ([]time.Duration, int, error) {
 	client := &http.Client{Timeout: 5 * time.Minute}
 	var lat []time.Duration
 	rows := 0
@@ -113,7 +152,7 @@ func measureFleet(base string, fx *fixture, s fleetShape, n int, before func(i i
 				return nil, 0, err
 			}
 		}
-		req, _ := http.NewRequest("POST", base+"/costs/fleet", bytes.NewReader(s.body(fx, i)))
+		req, _ := http.NewRequest("POST", base()+"/costs/fleet", bytes.NewReader(s.body(fx, i)))
 		req.Header.Set("Authorization", "Bearer "+fx.key)
 		if s.csv {
 			req.Header.Set("Accept", "text/csv")
@@ -195,4 +234,43 @@ func fleetFloor(ctx context.Context, a *app.App, fx *fixture, s fleetShape, n in
 		}
 	}
 	return lat, nil
+}
+
+// changeBefore makes change i of a shape, before its request.
+func changeBefore(ctx context.Context, a *app.App, fx *fixture, change string, i int) error {
+	switch change {
+	case changeOnboard:
+		tz, cur := "Europe/London", "GBP"
+		l, err := a.Catalog.CreateLocation(ctx, fx.scope, catalog.LocationInput{Timezone: &tz, CurrencyCode: &cur})
+		if err != nil {
+			return err
+		}
+		_, err = a.Tariffs.Create(ctx, fx.scope, tariffOf(kindTOU, l.ID, fx.market))
+		return err
+	case changeTomorrow:
+		t := time.Date(2025, 1, 20, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 30 * time.Minute)
+		p := 0.1
+		_, err := a.Tariffs.PutPrices(ctx, fx.scope, fx.market, []tariffs.MarketPrice{{StartTime: catalog.Timestamp(t),
+			EndTime: catalog.Timestamp(t.Add(30 * time.Minute)), Price: &p}})
+		return err
+	case changeCold:
+		return a.DB.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_buckets"))
+	}
+	return nil
+}
+
+// newProcess starts another kwhouse service on the same stores (its first request is
+// timed as a second process's, or a restarted one's, first answer).
+func newProcess(ctx context.Context, a *app.App) (string, func(), error) {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	b, err := app.New(ctx, a.Config, logger, app.Options{RedisPrefix: "kwbench:"})
+	if err != nil {
+		return "", nil, err
+	}
+	base, stop, err := benchkit.Serve(ctx, b)
+	if err != nil {
+		b.Close()
+		return "", nil, err
+	}
+	return base, func() { stop(); b.Close() }, nil
 }

@@ -39,7 +39,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", true, "keep the loaded data for the next run")
 	flag.StringVar(&o.only, "only", "", "run only the shapes whose name contains this")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	flag.BoolVar(&o.afresh, "afresh", true, "also time each fleet shape priced afresh (no fleet cache)")
+	flag.BoolVar(&o.afresh, "afresh", true, "also time each fleet shape priced afresh (no priced buckets)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatal(err)
@@ -71,9 +71,9 @@ func run(o options) error {
 		return err
 	}
 	defer stop()
-	// A second service on the same data, without the fleet cache: every fleet request priced afresh.
+	// A second service on the same data, without priced buckets: every fleet request priced afresh.
 	cfgFresh := *cfg
-	cfgFresh.Costs.FleetCacheLocations = 0
+	cfgFresh.Costs.PricedBuckets = false
 	b, err := app.New(ctx, &cfgFresh, logger, app.Options{RedisPrefix: "kwbench:"})
 	if err != nil {
 		return err

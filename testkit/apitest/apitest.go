@@ -88,7 +88,7 @@ func Start(t testing.TB, opt Options) *API {
 		Ingest: config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000,
 			FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
 		Log:       config.Log{Level: "info", Format: "text"},
-		Costs:     config.Costs{FleetCacheLocations: 20_000, MaxRawItems: 10_000},
+		Costs:     config.Costs{PricedBuckets: true, MaxRawItems: 10_000},
 		Schedules: config.Schedules{Horizon: 7 * 24 * time.Hour, MaxDevices: 100},
 		Connect:   config.Connect{TokenTTL: time.Hour},
 		// No rates (0: no limit) unless a test sets them; the query admission of production.

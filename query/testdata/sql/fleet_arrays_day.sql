@@ -35,7 +35,7 @@ WITH
             OR (tr = 2 AND bitAnd(act, 4) != 0 AND cov3 < re - rs), 0., 1.)) AS conf
 SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k,
     sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non, min(conf) AS confidence,
-    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export,
+    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     toUInt8(count() != uniqExact(toUInt64(rs) * 4 + tr)) AS dirty
 FROM
 (

@@ -11,6 +11,8 @@ SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k,
         OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
         OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
+    -- When the bucket's last record ends (priced buckets: docs/costs.md).
+    max(re) AS reach,
     max(xdirty) AS dirty
 FROM
 (

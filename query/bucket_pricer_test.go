@@ -1,0 +1,64 @@
+package query_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwhouse/kwhouse/query"
+	"github.com/kwhouse/kwhouse/testkit"
+)
+
+// TestBucketPricerPricesWhatIngestTouchedUnderALease runs background passes on the day
+// after the fleet's readings: a pass prices their buckets, so the dashboard's answer runs
+// no pricing statement; while another process holds the scope's lease, a pass leaves the
+// scope alone; the counts and the lag are on /metrics.
+func TestBucketPricerPricesWhatIngestTouchedUnderALease(t *testing.T) {
+	now := func() time.Time { return time.Date(2024, 3, 6, 12, 0, 0, 0, time.UTC) }
+	f := newBucketFleet(t, now)
+	ctx := context.Background()
+	bp := query.NewBucketPricer(f.api.App.Pricer, f.api.App.Cache, testkit.Logger(), time.Minute, 35)
+	if err := bp.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f.priced() == 0 {
+		t.Fatal("a background pass priced no bucket of the fleet's new readings")
+	}
+	if rows, n := f.fleet(f.do); n != 0 || len(rows) != 10 {
+		t.Fatalf("after a background pass the fleet ran %d pricing statements for %d rows (want none, 10)", n, len(rows))
+	}
+
+	unlock, ok, err := f.api.App.Cache.Lock(ctx, "bucket-pricer:"+f.scope.AccountID+":false", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("take the scope's lease: %v (held %t)", err, ok)
+	}
+	f.readings(f.a, time.Date(2024, 3, 4, 12, 30, 0, 0, time.UTC), 1, 700)
+	p0 := f.priced()
+	if err := bp.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f.priced() != p0 {
+		t.Errorf("a pass priced %d buckets of a scope whose lease another process holds", f.priced()-p0)
+	}
+	unlock()
+	if err := bp.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.priced() - p0; got != 1 {
+		t.Errorf("after the lease was released a pass priced %d buckets, want the new reading's day", got)
+	}
+	if rows, n := f.fleet(f.do); n != 0 || !close6(rows[f.a+" 2024-03-04"].Energy.ValueExact, 24700) {
+		t.Errorf("after the pass: %d pricing statements, A on March 4 %+v", n, rows[f.a+" 2024-03-04"])
+	}
+
+	r := f.do("GET", "/metrics", nil)
+	for _, want := range []string{"kwhouse_fleet_buckets_served_total", "kwhouse_fleet_buckets_priced_total", "kwhouse_fleet_buckets_invalidated_total"} {
+		if !strings.Contains(string(r.Body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if bp.Lag() < 0 {
+		t.Errorf("lag %v", bp.Lag())
+	}
+}

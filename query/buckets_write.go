@@ -1,0 +1,99 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+)
+
+// keepBuckets writes the buckets of run priced over the days [from, to) under the counts read before pricing:
+// priced day sums, and empty buckets for the days counted that priced to nothing. A
+// bucket whose records reach more than a day past its end is not kept (price changes are
+// checked up to a day past a bucket).
+func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch, zone *time.Location,
+	run dayRun, from, to time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) error {
+	counts := make(map[dayKey]bucketState, len(states))
+	for _, s := range states {
+		counts[dayKey{s.Loc, s.Dev, s.Day.Format(time.DateOnly)}] = s
+	}
+	var rows []bucketRow
+	done := map[dayKey]bool{}
+	for _, s := range priced {
+		start := time.Unix(int64(s.Key), 0).In(zone)
+		k := dayKey{s.Loc, s.Dev, start.Format(time.DateOnly)}
+		done[k] = true
+		if int64(s.Reach) > nextDay(start).Unix()+86400 || s.Dirty != 0 {
+			continue
+		}
+		n := counts[k]
+		rows = append(rows, bucketRow{sum: s, day: start, readings: n.ReadingsNow, prices: n.PricesNow})
+	}
+	for k, s := range counts {
+		if _, stale := staleFrom[s.Loc]; !stale || done[k] || s.ReadingsNow == 0 {
+			continue
+		}
+		day := time.Date(s.Day.Year(), s.Day.Month(), s.Day.Day(), 0, 0, 0, 0, zone)
+		if day.Before(from) || !day.Before(to) {
+			continue
+		}
+		rows = append(rows, bucketRow{sum: fleetSum{Loc: s.Loc, Dev: s.Dev, Key: uint32(day.Unix())}, day: day,
+			readings: s.ReadingsNow, prices: s.PricesNow, empty: true})
+	}
+	return c.writeBuckets(ctx, scope, daily.Direction, b, run, rows)
+}
+
+// bucketRow is one priced bucket to write.
+type bucketRow struct {
+	sum              fleetSum
+	day              time.Time // local midnight
+	readings, prices uint64
+	empty            bool
+}
+
+func (c *Pricer) writeBuckets(ctx context.Context, scope kwhouse.Scope, dir string, b fleetBatch, run dayRun, rows []bucketRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].sum.Loc < rows[j].sum.Loc })
+	ver, err := c.buckets.versions.Next(ctx, len(rows))
+	if err != nil {
+		return fmt.Errorf("versions of priced buckets: %w", err)
+	}
+	err = c.db.InsertRows(ctx, insertBucketsStmt, len(rows), func(i int) []any {
+		r := rows[i]
+		s := r.sum
+		date := time.Date(r.day.Year(), r.day.Month(), r.day.Day(), 0, 0, 0, 0, time.UTC)
+		span := run.spans[date.Format(time.DateOnly)]
+		return []any{scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir, date, span[0], span[1],
+			time.Unix(int64(s.Key), 0).UTC(), b.zone, boolByte(b.tiered), boolByte(r.empty), s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom,
+			s.MoneyNon, s.Confidence, r.readings, r.prices, ver + uint64(i)}
+	})
+	if err != nil {
+		return fmt.Errorf("write priced buckets: %w", err)
+	}
+	return nil
+}
+
+func boolByte(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
