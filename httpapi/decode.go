@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -34,13 +35,35 @@ func tooLarge(n int64) error {
 // decodeBody reads a JSON object body into v, rejecting unknown fields, wrong types,
 // duplicate names and trailing data, with the offending field as param.
 func decodeBody(c *gin.Context, v any) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, v)
+}
+
+// readBody reads the whole request body (limitBody bounds it).
+func readBody(c *gin.Context) ([]byte, error) {
 	body, err := io.ReadAll(c.Request.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return tooLarge(mbe.Limit)
+			return nil, tooLarge(mbe.Limit)
 		}
-		return kwhouse.Invalid("unreadable_body", "", "could not read the request body: %v", err)
+		return nil, kwhouse.Invalid("unreadable_body", "", "could not read the request body: %v", err)
+	}
+	return body, nil
+}
+
+// decodeOptionalBody is decodeBody for a route whose body may be left out: an empty body
+// reads as {} (a body of null is still refused).
+func decodeOptionalBody(c *gin.Context, v any) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
 	}
 	return decodeJSON(body, v)
 }
