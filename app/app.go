@@ -93,7 +93,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	docs := docstore.New(db, cache, now)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.Limits = limits.New(cfg.Limits, a.Cache, log, reg)
+	a.Limits = limits.New(cfg.Limits, cfg.Metrics, a.Cache, log, reg)
 	ic := cfg.Ingest
 	a.Writer = ingest.NewWriter(db, writerConfig(ic))
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,

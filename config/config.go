@@ -22,7 +22,15 @@ type Config struct {
 	Ingest     Ingest     `mapstructure:"ingest"`
 	Costs      Costs      `mapstructure:"costs"`
 	Limits     Limits     `mapstructure:"limits"`
+	Metrics    Metrics    `mapstructure:"metrics"`
 	Log        Log        `mapstructure:"log"`
+}
+
+// Metrics configures what GET /metrics (served without credentials) may reveal.
+type Metrics struct {
+	// AccountLabels adds the account id as a label of the per-account series
+	// (kwhouse_requests_limited_total). Off by default: /metrics would name the tenants.
+	AccountLabels bool `mapstructure:"account_labels"`
 }
 
 // Limits keep any one account from taking the service from the others: request and
@@ -203,6 +211,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("limits.account_queries", max(1, runtime.NumCPU()/2))
 	v.SetDefault("limits.query_queue", 32)
 	v.SetDefault("limits.query_wait", 5*time.Second)
+	v.SetDefault("metrics.account_labels", false)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "json")
 }

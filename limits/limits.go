@@ -28,18 +28,24 @@ type Limits struct {
 	cfg     config.Limits
 	rates   RateStore
 	log     *slog.Logger
-	limited *prometheus.CounterVec // by account, route and reason
+	limited *prometheus.CounterVec // by route and reason, and account when metrics.account_labels is on
+	byAcct  bool
 	failed  prometheus.Counter     // rate checks that could not reach Redis (let through)
 	queries *admission
 }
 
-// New returns the limits of cfg; its series are registered on reg.
-func New(cfg config.Limits, rates RateStore, log *slog.Logger, reg *prometheus.Registry) *Limits {
-	l := &Limits{cfg: cfg, rates: rates, log: log, queries: newAdmission(cfg),
+// New returns the limits of cfg; its series are registered on reg, labelled by account
+// only when m.AccountLabels is on (GET /metrics needs no credentials).
+func New(cfg config.Limits, m config.Metrics, rates RateStore, log *slog.Logger, reg *prometheus.Registry) *Limits {
+	labels := []string{"route", "reason"}
+	if m.AccountLabels {
+		labels = append([]string{"account"}, labels...)
+	}
+	l := &Limits{cfg: cfg, rates: rates, log: log, queries: newAdmission(cfg), byAcct: m.AccountLabels,
 		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kwhouse_requests_limited_total",
 			Help: "Requests refused to protect the service: reason rate_limit and records_limit (429), shed (503, the query queue was full).",
-		}, []string{"account", "route", "reason"}),
+		}, labels),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kwhouse_rate_limit_errors_total", Help: "Rate checks that could not reach Redis; the request was let through.",
 		}),
@@ -110,7 +116,11 @@ func (l *Limits) EnterQuery(ctx context.Context, account string) (release func()
 
 // Count records a refused request of account on route: reason rate_limit, records_limit or shed.
 func (l *Limits) Count(account, route, reason string) {
-	l.limited.WithLabelValues(account, route, reason).Inc()
+	if l.byAcct {
+		l.limited.WithLabelValues(account, route, reason).Inc()
+		return
+	}
+	l.limited.WithLabelValues(route, reason).Inc()
 }
 
 // admission bounds the heavy queries running at once in this process, and one account's
