@@ -15,32 +15,25 @@ import (
 // 1,000). A record with exactly the same interval replaces the earlier one, as it always
 // has. Readings already stored are not consulted (docs/ingest.md).
 //
-// The records are ordered by key and interval (already so in a typical push: no sort),
-// and only a key whose intervals overlap at all is walked in arrival order.
+// One pass finds the keys whose records do not arrive in time order (a push's usual
+// records do, and cost a map lookup each); only those keys' records are sorted and walked.
 func (p *parsed) failOverlaps() {
-	if len(p.records) < 2 {
+	suspect := p.outOfOrder()
+	if len(suspect) == 0 {
 		return
-	}
-	order := make([]int32, len(p.records))
-	for i := range order {
-		order[i] = int32(i)
 	}
 	byKey := func(a, b int32) int {
 		x, y := &p.records[a], &p.records[b]
 		return cmp.Or(compareKey(x, y), cmp.Compare(x.Start, y.Start), cmp.Compare(x.End, y.End), cmp.Compare(a, b))
 	}
-	if !slices.IsSortedFunc(order, byKey) {
-		slices.SortFunc(order, byKey)
-	}
+	slices.SortFunc(suspect, byKey)
 	failed := map[int32]int32{} // record → the earlier record it overlaps
-	for lo := 0; lo < len(order); {
+	for lo := 0; lo < len(suspect); {
 		hi := lo + 1
-		for hi < len(order) && compareKey(&p.records[order[lo]], &p.records[order[hi]]) == 0 {
+		for hi < len(suspect) && compareKey(&p.records[suspect[lo]], &p.records[suspect[hi]]) == 0 {
 			hi++
 		}
-		if p.overlapsWithin(order[lo:hi]) {
-			p.walkArrivals(order[lo:hi], failed)
-		}
+		p.walkArrivals(suspect[lo:hi], failed)
 		lo = hi
 	}
 	if len(failed) > 0 {
@@ -54,21 +47,80 @@ func compareKey(x, y *Record) int {
 		cmp.Compare(x.Direction, y.Direction), cmp.Compare(x.TariffRate, y.TariffRate))
 }
 
-// overlapsWithin reports whether two distinct intervals of one key's records (sorted by
-// interval) overlap.
-func (p *parsed) overlapsWithin(group []int32) bool {
-	end := p.records[group[0]].End
-	for i := 1; i < len(group); i++ {
-		r, prev := &p.records[group[i]], &p.records[group[i-1]]
-		if r.Start == prev.Start && r.End == prev.End {
-			continue
-		}
-		if r.Start < end {
-			return true
-		}
-		end = max(end, r.End)
+// readingKey is what identifies a meter's series of readings.
+type readingKey struct {
+	location, device string
+	direction, rate  int8
+}
+
+func keyOf(r *Record) readingKey {
+	return readingKey{r.LocationID, r.DeviceID, r.Direction, r.TariffRate}
+}
+
+// timeRun is how records have arrived so far: the last interval and the latest end.
+type timeRun struct {
+	lastStart, lastEnd, maxEnd int64
+	suspect                    bool
+}
+
+// next takes the next record's interval: false when it starts before an earlier record
+// ends, other than as a repeat of the interval just before it.
+func (t *timeRun) next(r *Record) bool {
+	switch {
+	case r.Start == t.lastStart && r.End == t.lastEnd:
+	case r.Start >= t.maxEnd:
+		t.lastStart, t.lastEnd, t.maxEnd = r.Start, r.End, r.End
+	default:
+		return false
 	}
-	return false
+	return true
+}
+
+// outOfOrder returns the records of every key whose records do not arrive in time order
+// (timeRun). A request that arrives in time order as a whole — a fleet's readings of one
+// half hour, then the next — needs no per-key look at all; otherwise keys are looked up
+// only where they change (one location's series, then the next).
+func (p *parsed) outOfOrder() []int32 {
+	whole := timeRun{lastStart: p.records[0].Start, lastEnd: p.records[0].End, maxEnd: p.records[0].End}
+	inOrder := true
+	for i := 1; i < len(p.records) && inOrder; i++ {
+		inOrder = whole.next(&p.records[i])
+	}
+	if inOrder {
+		return nil
+	}
+	index := map[readingKey]int32{}
+	var runs []timeRun
+	var run *timeRun
+	any := false
+	for i := range p.records {
+		r := &p.records[i]
+		if i == 0 || compareKey(r, &p.records[i-1]) != 0 {
+			k := keyOf(r)
+			at, seen := index[k]
+			if !seen {
+				at = int32(len(runs))
+				index[k] = at
+				runs = append(runs, timeRun{lastStart: r.Start, lastEnd: r.End, maxEnd: r.End})
+				run = &runs[at] // runs may have moved: take the pointer after the append
+				continue
+			}
+			run = &runs[at]
+		}
+		if !run.next(r) {
+			run.suspect, any = true, true
+		}
+	}
+	if !any {
+		return nil
+	}
+	var out []int32
+	for i := range p.records {
+		if runs[index[keyOf(&p.records[i])]].suspect {
+			out = append(out, int32(i))
+		}
+	}
+	return out
 }
 
 // walkArrivals keeps one key's records in arrival order, each unless it overlaps one
