@@ -86,6 +86,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		log.Warn("redis unavailable at start; serving from ClickHouse until it answers", "addr", cfg.Redis.Addr, "err", err)
 	}
 	a.Accounts = accounts.NewStore(db, now)
+	a.Accounts.RememberUnknownFor(cfg.Auth.UnknownKeyTTL)
 	var cache docstore.Cache = a.Cache
 	if opt.NoCache {
 		cache = docstore.NoCache{}

@@ -47,6 +47,11 @@ type Limits struct {
 	AccountQueries int                      `mapstructure:"account_queries"` // of them, one account's
 	QueryQueue     int                      `mapstructure:"query_queue"`     // queries waiting for a turn; more: 503
 	QueryWait      time.Duration            `mapstructure:"query_wait"`      // longest wait for a turn; then 503
+	// AuthFailuresPerMinute and AuthFailureBurst bound the failed authentications with an
+	// API key (unknown keys, GET /login pairs that do not match) per source address; past
+	// them: 429. 0 is no limit.
+	AuthFailuresPerMinute int `mapstructure:"auth_failures_per_minute"`
+	AuthFailureBurst      int `mapstructure:"auth_failure_burst"`
 }
 
 // AccountLimits are one account's rates (0 keeps the global one).
@@ -134,6 +139,9 @@ type Redis struct {
 type Auth struct {
 	JWTSecret string        `mapstructure:"jwt_secret"`
 	TokenTTL  time.Duration `mapstructure:"token_ttl"`
+	// UnknownKeyTTL is how long a process remembers that an API key is unknown, so that
+	// repeating it does not query ClickHouse again; 0 remembers nothing.
+	UnknownKeyTTL time.Duration `mapstructure:"unknown_key_ttl"`
 }
 
 // Ingest configures the meter record write path.
@@ -190,6 +198,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("redis.key_prefix", "kwh:")
 	v.SetDefault("auth.jwt_secret", "")
 	v.SetDefault("auth.token_ttl", time.Hour)
+	v.SetDefault("auth.unknown_key_ttl", 30*time.Second)
 	v.SetDefault("costs.fleet_cache_locations", 20_000)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
@@ -211,6 +220,10 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("limits.account_queries", max(1, runtime.NumCPU()/2))
 	v.SetDefault("limits.query_queue", 32)
 	v.SetDefault("limits.query_wait", 5*time.Second)
+	// A person mistyping a key never meets these; a script guessing keys is held to one
+	// ClickHouse lookup every two seconds per address.
+	v.SetDefault("limits.auth_failures_per_minute", 30)
+	v.SetDefault("limits.auth_failure_burst", 30)
 	v.SetDefault("metrics.account_labels", false)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "json")

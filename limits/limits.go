@@ -1,7 +1,8 @@
 // Package limits keeps any one account from taking the service from the others: request
-// and record rates per account and mode, shared by every kwhouse process through Redis
-// (429 when spent; Redis down: let through), and a bounded number of heavy queries per
-// process and per account with a short queue (503 when full).
+// and record rates per account and mode, and failed authentications per source address,
+// shared by every kwhouse process through Redis (429 when spent; Redis down: let
+// through), and a bounded number of heavy queries per process and per account with a
+// short queue (503 when full).
 package limits
 
 import (
@@ -32,6 +33,7 @@ type Limits struct {
 	byAcct  bool
 	failed  prometheus.Counter     // rate checks that could not reach Redis (let through)
 	queries *admission
+	auth    authGate
 }
 
 // New returns the limits of cfg; its series are registered on reg, labelled by account
@@ -42,9 +44,10 @@ func New(cfg config.Limits, m config.Metrics, rates RateStore, log *slog.Logger,
 		labels = append([]string{"account"}, labels...)
 	}
 	l := &Limits{cfg: cfg, rates: rates, log: log, queries: newAdmission(cfg), byAcct: m.AccountLabels,
+		auth: authGate{until: map[string]time.Time{}},
 		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kwhouse_requests_limited_total",
-			Help: "Requests refused to protect the service: reason rate_limit and records_limit (429), shed (503, the query queue was full).",
+			Help: "Requests refused to protect the service: reason rate_limit, records_limit and auth_failures (429), shed (503, the query queue was full).",
 		}, labels),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kwhouse_rate_limit_errors_total", Help: "Rate checks that could not reach Redis; the request was let through.",
@@ -114,7 +117,8 @@ func (l *Limits) EnterQuery(ctx context.Context, account string) (release func()
 	return l.queries.enter(ctx, account)
 }
 
-// Count records a refused request of account on route: reason rate_limit, records_limit or shed.
+// Count records a refused request of account on route: reason rate_limit, records_limit,
+// auth_failures (account "": not authenticated) or shed.
 func (l *Limits) Count(account, route, reason string) {
 	if l.byAcct {
 		l.limited.WithLabelValues(account, route, reason).Inc()
