@@ -31,7 +31,7 @@ type Limits struct {
 	log     *slog.Logger
 	limited *prometheus.CounterVec // by route and reason, and account when metrics.account_labels is on
 	byAcct  bool
-	failed  prometheus.Counter     // rate checks that could not reach Redis (let through)
+	failed  prometheus.Counter // rate checks that could not reach Redis (let through)
 	queries *admission
 	auth    authGate
 }
