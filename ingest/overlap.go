@@ -18,6 +18,9 @@ import (
 // One pass finds the keys whose records do not arrive in time order (a push's usual
 // records do, and cost a map lookup each); only those keys' records are sorted and walked.
 func (p *parsed) failOverlaps() {
+	if len(p.records) < 2 {
+		return
+	}
 	suspect := p.outOfOrder()
 	if len(suspect) == 0 {
 		return

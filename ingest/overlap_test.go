@@ -39,6 +39,8 @@ func TestFailOverlapsKeepsTheEarlierOfOverlappingRecords(t *testing.T) {
 		recs   []Record
 		failed []int
 	}{
+		{"no records", nil, nil},
+		{"one record", []Record{span("loc_a", 2*h, 4*h)}, nil},
 		{"the issue's pair", []Record{span("loc_a", 2*h, 4*h), span("loc_a", 3*h, 4*h)}, []int{1}},
 		{"later-sent earlier interval", []Record{span("loc_a", 3*h, 4*h), span("loc_a", 2*h, 4*h)}, []int{1}},
 		{"same interval replaces", []Record{span("loc_a", 2*h, 4*h), span("loc_a", 2*h, 4*h)}, nil},
