@@ -46,6 +46,10 @@ type Store struct {
 
 	mu    sync.Mutex
 	cache map[string]cachedKey
+	// unknown holds keys looked up and not found, until their expiry (UnknownKeyTTL):
+	// repeating an unknown key does not query ClickHouse again.
+	unknown    map[string]time.Time
+	unknownTTL time.Duration
 }
 
 type cachedKey struct {
@@ -58,8 +62,12 @@ func NewStore(db *chstore.DB, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, now: now, cacheTTL: time.Minute, cache: map[string]cachedKey{}}
+	return &Store{db: db, now: now, cacheTTL: time.Minute, cache: map[string]cachedKey{}, unknown: map[string]time.Time{}}
 }
+
+// RememberUnknownFor sets how long a key found unknown is answered as such without a
+// lookup (config auth.unknown_key_ttl; 0, the default of a new Store: not remembered).
+func (s *Store) RememberUnknownFor(d time.Duration) { s.unknownTTL = d }
 
 // Create makes an account named name with a test and a live key.
 func (s *Store) Create(ctx context.Context, name string) (Created, error) {
@@ -136,11 +144,15 @@ func (s *Store) ScopeOfKey(ctx context.Context, key string) (kwhouse.Scope, erro
 	if sc, ok := s.cached(h); ok {
 		return sc, nil
 	}
+	if s.knownUnknown(h) {
+		return kwhouse.Scope{}, ErrBadCredentials
+	}
 	var account string
 	var live uint8
 	err := s.db.QueryRow(ctx, scopeOfKeyStmt, h).Scan(&account, &live)
 	if err != nil {
 		if isNoRows(err) {
+			s.rememberUnknown(h)
 			return kwhouse.Scope{}, ErrBadCredentials
 		}
 		return kwhouse.Scope{}, fmt.Errorf("look up api key: %w", err)
@@ -160,6 +172,31 @@ func (s *Store) Login(ctx context.Context, accountID, key string) (kwhouse.Scope
 		return kwhouse.Scope{}, ErrBadCredentials
 	}
 	return sc, nil
+}
+
+// CachedScope returns the scope of an API key this process has looked up recently, with
+// no lookup: (zero, false) when it has not.
+func (s *Store) CachedScope(key string) (kwhouse.Scope, bool) { return s.cached(HashKey(key)) }
+
+func (s *Store) knownUnknown(hash string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	until, ok := s.unknown[hash]
+	return ok && s.now().Before(until)
+}
+
+// rememberUnknown keeps a key found unknown for unknownTTL; the map is emptied when it
+// grows past 100,000 keys (a guessing script cannot grow it without bound).
+func (s *Store) rememberUnknown(hash string) {
+	if s.unknownTTL <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.unknown) > 100_000 {
+		clear(s.unknown)
+	}
+	s.unknown[hash] = s.now().Add(s.unknownTTL)
 }
 
 func (s *Store) cached(hash string) (kwhouse.Scope, bool) {

@@ -96,6 +96,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	a.DB = db
 	a.Accounts = accounts.NewStore(db, now)
+	a.Accounts.RememberUnknownFor(cfg.Auth.UnknownKeyTTL)
 	var cache docstore.Cache = a.Cache
 	if opt.NoCache {
 		cache = docstore.NoCache{}
@@ -105,7 +106,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	docs.SetVersionClock(clock)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.Limits = limits.New(cfg.Limits, a.Cache, log, reg)
+	a.Limits = limits.New(cfg.Limits, cfg.Metrics, a.Cache, log, reg)
 	ic := cfg.Ingest
 	a.Writer = ingest.NewWriter(db, writerConfig(ic))
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,

@@ -68,7 +68,7 @@ func (in LocationInput) Validate() error {
 		p.ID("carbon_series_id", kwhouse.PrefixCarbon, *in.CarbonSeriesID, false)
 	}
 	if in.Timezone != nil && !ValidZone(*in.Timezone) {
-		p.add("invalid_timezone", "timezone", "%q is not an IANA time zone such as Europe/London", *in.Timezone)
+		p.add("invalid_timezone", "timezone", "%q is not a time zone kwhouse accepts: an IANA zone such as Europe/London, Etc/GMT-1 or UTC", *in.Timezone)
 	}
 	if in.CurrencyCode != nil && !ValidCurrency(*in.CurrencyCode) {
 		p.add("invalid_currency", "currency_code", "%q is not an ISO 4217 currency code such as GBP", *in.CurrencyCode)

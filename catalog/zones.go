@@ -95,18 +95,6 @@ func (z *ZoneFinder) AtPoint(lat, lng float64) (string, error) {
 	return z.geo.GetTimezoneName(lng, lat), nil
 }
 
-// ValidZone reports whether name is an IANA zone in Area/City form (or UTC).
-func ValidZone(name string) bool {
-	if name == "UTC" {
-		return true
-	}
-	if !strings.Contains(name, "/") || strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
-		return false
-	}
-	_, err := time.LoadLocation(name)
-	return err == nil
-}
-
 // ValidCountry reports whether code is an ISO 3166-1 alpha-2 code in upper case.
 func ValidCountry(code string) bool {
 	return len(code) == 2 && code == strings.ToUpper(code) && countries.ByName(code).IsValid() &&

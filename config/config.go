@@ -24,7 +24,15 @@ type Config struct {
 	Schedules  Schedules  `mapstructure:"schedules"`
 	Connect    Connect    `mapstructure:"connect"`
 	Limits     Limits     `mapstructure:"limits"`
+	Metrics    Metrics    `mapstructure:"metrics"`
 	Log        Log        `mapstructure:"log"`
+}
+
+// Metrics configures what GET /metrics (served without credentials) may reveal.
+type Metrics struct {
+	// AccountLabels adds the account id as a label of the per-account series
+	// (kwhouse_requests_limited_total). Off by default: /metrics would name the tenants.
+	AccountLabels bool `mapstructure:"account_labels"`
 }
 
 // Limits keep any one account from taking the service from the others: request and
@@ -41,6 +49,11 @@ type Limits struct {
 	AccountQueries int                      `mapstructure:"account_queries"` // of them, one account's
 	QueryQueue     int                      `mapstructure:"query_queue"`     // queries waiting for a turn; more: 503
 	QueryWait      time.Duration            `mapstructure:"query_wait"`      // longest wait for a turn; then 503
+	// AuthFailuresPerMinute and AuthFailureBurst bound the failed authentications with an
+	// API key (unknown keys, GET /login pairs that do not match) per source address; past
+	// them: 429. 0 is no limit.
+	AuthFailuresPerMinute int `mapstructure:"auth_failures_per_minute"`
+	AuthFailureBurst      int `mapstructure:"auth_failure_burst"`
 }
 
 // AccountLimits are one account's rates (0 keeps the global one).
@@ -142,6 +155,9 @@ type Redis struct {
 type Auth struct {
 	JWTSecret string        `mapstructure:"jwt_secret"`
 	TokenTTL  time.Duration `mapstructure:"token_ttl"`
+	// UnknownKeyTTL is how long a process remembers that an API key is unknown, so that
+	// repeating it does not query ClickHouse again; 0 remembers nothing.
+	UnknownKeyTTL time.Duration `mapstructure:"unknown_key_ttl"`
 }
 
 // Ingest configures the meter record write path.
@@ -245,6 +261,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("costs.pricer", true)
 	v.SetDefault("costs.pricer_interval", 30*time.Second)
 	v.SetDefault("costs.pricer_days", 35)
+	v.SetDefault("auth.unknown_key_ttl", 30*time.Second)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)
 	v.SetDefault("ingest.flush_rows", 100000)
@@ -269,6 +286,11 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("limits.account_queries", max(1, runtime.NumCPU()/2))
 	v.SetDefault("limits.query_queue", 32)
 	v.SetDefault("limits.query_wait", 5*time.Second)
+	// A person mistyping a key never meets these; a script guessing keys is held to one
+	// ClickHouse lookup every two seconds per address.
+	v.SetDefault("limits.auth_failures_per_minute", 30)
+	v.SetDefault("limits.auth_failure_burst", 30)
+	v.SetDefault("metrics.account_labels", false)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "json")
 }

@@ -90,6 +90,9 @@ func (c *Config) problems() []error {
 	if len(c.Auth.JWTSecret) < 32 {
 		add("auth.jwt_secret", "must be at least 32 characters (make run generates one)")
 	}
+	if c.Auth.UnknownKeyTTL < 0 {
+		add("auth.unknown_key_ttl", "must not be negative")
+	}
 	if c.Auth.TokenTTL < 60e9 {
 		add("auth.token_ttl", "must be at least 1m")
 	}
@@ -160,7 +163,8 @@ func validIdentifier(s string) bool {
 
 func (l Limits) validate(add func(key, format string, args ...any)) {
 	rates := map[string]int{"limits.requests_per_second": l.RequestsPerSecond, "limits.request_burst": l.RequestBurst,
-		"limits.records_per_second": l.RecordsPerSecond, "limits.record_burst": l.RecordBurst}
+		"limits.records_per_second": l.RecordsPerSecond, "limits.record_burst": l.RecordBurst,
+		"limits.auth_failures_per_minute": l.AuthFailuresPerMinute, "limits.auth_failure_burst": l.AuthFailureBurst}
 	for id, a := range l.Accounts {
 		p := "limits.accounts." + id + "."
 		rates[p+"requests_per_second"], rates[p+"request_burst"] = a.RequestsPerSecond, a.RequestBurst

@@ -237,9 +237,11 @@ func meterSteps(r *run) {
 		}
 		recs = append(recs, rec)
 	}
+	// Between the location's own import readings above (every two hours, 30 minutes
+	// long): an overlapping one would fail. The first straddles London's local midnight.
 	recs = append(recs,
-		map[string]any{"location_id": "{loc}", "start_time": "2024-03-31T23:45:00Z", "end_time": "2024-04-01T00:45:00Z", "value": 1.2, "units": "KWH", "record_reference_id": "straddle"},
-		map[string]any{"location_id": "{loc}", "start_time": "2024-03-31T10:00:00Z", "end_time": "2024-03-31T10:15:00Z", "value": 2000, "units": "W"},
+		map[string]any{"location_id": "{loc}", "start_time": "2024-03-31T22:45:00Z", "end_time": "2024-03-31T23:45:00Z", "value": 1.2, "units": "KWH", "record_reference_id": "straddle"},
+		map[string]any{"location_id": "{loc}", "start_time": "2024-03-31T10:30:00Z", "end_time": "2024-03-31T10:45:00Z", "value": 2000, "units": "W"},
 		map[string]any{"location_id": "{nope}", "start_time": "2024-03-31T10:00:00Z", "end_time": "2024-03-31T10:15:00Z", "value": 1})
 	for i := 0; i < 48; i++ {
 		s := time.Date(2024, 3, 10, 5, 0, 0, 0, time.UTC).Add(time.Duration(i) * 30 * time.Minute)

@@ -49,12 +49,12 @@ func (s *Store) Get(ctx context.Context, scope kwhouse.Scope, kind, id string) (
 	return d, nil
 }
 
+// get reads a document through the cache. A cached document of another scope or kind is
+// treated as a miss: the caller's lookup goes to ClickHouse as an unknown id's does, so the
+// 404 of another tenant's cached id takes as long as any other (no timing signal).
 func (s *Store) get(ctx context.Context, scope kwhouse.Scope, kind, id string) (Doc, error) {
 	if b, ok := s.cache.Get(ctx, s.cacheKey(id)); ok {
-		if d, err := decodeCached(b); err == nil && d.ID == id {
-			if d.Kind != kind || d.Scope != scope {
-				return Doc{}, kwhouse.NotFound("id", id)
-			}
+		if d, err := decodeCached(b); err == nil && d.ID == id && d.Kind == kind && d.Scope == scope {
 			return d, nil
 		}
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -24,7 +25,9 @@ func (s *Server) authenticate(c *gin.Context) {
 	var scope kwhouse.Scope
 	var err error
 	if strings.HasPrefix(token, accounts.TestKeyPrefix) || strings.HasPrefix(token, accounts.LiveKeyPrefix) {
-		scope, err = s.deps.Accounts.ScopeOfKey(c.Request.Context(), token)
+		scope, err = s.checkKey(c, token, func(ctx context.Context) (kwhouse.Scope, error) {
+			return s.deps.Accounts.ScopeOfKey(ctx, token)
+		})
 	} else {
 		scope, err = s.deps.Tokens.Parse(token)
 	}
@@ -58,7 +61,9 @@ func (s *Server) login(c *gin.Context) (int, any, error) {
 		return 0, nil, &kwhouse.Error{Kind: kwhouse.KindUnauthorized, Code: "missing_credentials",
 			Message: "Bad credentials", Param: "Authorization"}
 	}
-	scope, err := s.deps.Accounts.Login(c.Request.Context(), user, pass)
+	scope, err := s.checkKey(c, pass, func(ctx context.Context) (kwhouse.Scope, error) {
+		return s.deps.Accounts.Login(ctx, user, pass)
+	})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -67,4 +72,25 @@ func (s *Server) login(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, authToken{BearerToken: tok, ExpiresIn: int(s.deps.Tokens.TTL().Seconds()), LiveMode: scope.LiveMode}, nil
+}
+
+// checkKey runs check, an authentication with the API key key, under the source
+// address's limit of failed authentications (limits.auth_failures_per_minute): a failure
+// is charged to the address, and past the limit answers 429. An address over its limit
+// is refused before check runs (no key lookup), unless the key is one this process
+// already knows. The address is the connection's peer: forwarding headers are not read.
+func (s *Server) checkKey(c *gin.Context, key string, check func(context.Context) (kwhouse.Scope, error)) (kwhouse.Scope, error) {
+	ctx, source := c.Request.Context(), c.RemoteIP()
+	if _, known := s.deps.Accounts.CachedScope(key); !known {
+		if err := s.deps.Limits.AuthAllowed(source); err != nil {
+			return kwhouse.Scope{}, err
+		}
+	}
+	scope, err := check(ctx)
+	if kwhouse.KindOf(err) == kwhouse.KindUnauthorized {
+		if limited := s.deps.Limits.TakeAuthFailure(ctx, source, c.FullPath()); limited != nil {
+			return kwhouse.Scope{}, limited
+		}
+	}
+	return scope, err
 }

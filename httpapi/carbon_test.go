@@ -44,13 +44,14 @@ func carbonOf(t *testing.T, obj any) string {
 func TestCarbonOfCostsHandComputed(t *testing.T) {
 	e, series := carbonEnv(t)
 	e.intensities(series,
+		iv("2024-01-10T09:30:00Z", "2024-01-10T10:00:00Z", 300),
 		iv("2024-01-10T10:00:00Z", "2024-01-10T10:30:00Z", 200),
 		iv("2024-01-10T10:30:00Z", "2024-01-10T11:00:00Z", 100),
 		// 11:00–11:30 unknown
 		iv("2024-01-10T11:30:00Z", "2024-01-10T12:00:00Z", 50))
 	e.reads(
-		// 1 kWh over 10:15–10:45: 0.5 kWh at 200 + 0.5 kWh at 100 = 150 g.
-		map[string]any{"start_time": "2024-01-10T10:15:00Z", "end_time": "2024-01-10T10:45:00Z", "value": 1000, "record_reference_id": "straddle"},
+		// 1 kWh over 09:45–10:15: 0.5 kWh at 300 + 0.5 kWh at 200 = 250 g.
+		map[string]any{"start_time": "2024-01-10T09:45:00Z", "end_time": "2024-01-10T10:15:00Z", "value": 1000, "record_reference_id": "straddle"},
 		// 2 kWh over 10:30–11:30: 1 kWh at 100, 1 kWh unknown: 100 g, confidence 0.
 		map[string]any{"start_time": "2024-01-10T10:30:00Z", "end_time": "2024-01-10T11:30:00Z", "value": 2000, "record_reference_id": "gap"},
 		// LOCAL energy draws nothing from the grid: 0 g, confidence 1.
@@ -68,19 +69,19 @@ func TestCarbonOfCostsHandComputed(t *testing.T) {
 	for _, it := range m["data"].([]any) {
 		got = append(got, carbonOf(t, it))
 	}
-	if fmt.Sprint(got) != "[150g~1 100g~0 0g~1]" {
-		t.Errorf("record carbon %v, want [150g~1 100g~0 0g~1]", got)
+	if fmt.Sprint(got) != "[250g~1 100g~0 0g~1]" {
+		t.Errorf("record carbon %v, want [250g~1 100g~0 0g~1]", got)
 	}
-	if got := carbonOf(t, m); got != "250g~0" {
-		t.Errorf("total carbon %s, want 250g~0", got)
+	if got := carbonOf(t, m); got != "350g~0" {
+		t.Errorf("total carbon %s, want 350g~0", got)
 	}
 	// Money is unchanged by include_carbon: 3.5 kWh at 0.20 (LOCAL at 0) = 0.6.
 	if v := m["tariff"].(map[string]any)["value"].(float64); !near(v, 0.6) {
 		t.Errorf("money with carbon %v, want 0.6", v)
 	}
 	day := e.do("POST", "/costs/interval/"+e.loc+"?include_carbon=true&aggregation=DAY", w).Map(t)
-	if got := carbonOf(t, day["data"].([]any)[0]); got != "250g~0" {
-		t.Errorf("DAY carbon %s, want 250g~0", got)
+	if got := carbonOf(t, day["data"].([]any)[0]); got != "350g~0" {
+		t.Errorf("DAY carbon %s, want 350g~0", got)
 	}
 	exp := e.do("POST", "/costs/interval/"+e.loc+"?include_carbon=true&direction=EXPORT", w).Map(t)
 	if got := carbonOf(t, exp); got != "50g~1" {

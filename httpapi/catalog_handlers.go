@@ -32,7 +32,7 @@ func pathID(c *gin.Context, prefix string) (string, error) {
 
 func (s *Server) createCustomer(c *gin.Context) (int, any, error) {
 	var in catalog.CustomerInput
-	if err := decodeBody(c, &in); err != nil {
+	if err := decodeOptionalBody(c, &in); err != nil {
 		return 0, nil, err
 	}
 	cu, err := s.deps.Catalog.CreateCustomer(c.Request.Context(), scopeOf(c), in)

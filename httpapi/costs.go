@@ -40,13 +40,29 @@ func costRequest(c *gin.Context) (query.CostRequest, error) {
 	if err := decodeBody(c, &w); err != nil {
 		return req, err
 	}
-	if w.StartTime != nil {
-		req.Start = w.StartTime.UTC()
+	var err error
+	req.Start, req.End, err = windowBounds(w.StartTime, w.EndTime)
+	return req, err
+}
+
+// windowBounds returns the given bounds of a request window in UTC, the zero time for an
+// absent one. A bound given as the zero time itself (0001-01-01T00:00:00Z) is refused
+// here, where it can still be told from an absent one.
+func windowBounds(start, end *time.Time) (time.Time, time.Time, error) {
+	var out [2]time.Time
+	for i, b := range []struct {
+		param string
+		t     *time.Time
+	}{{"start_time", start}, {"end_time", end}} {
+		if b.t == nil {
+			continue
+		}
+		out[i] = b.t.UTC()
+		if err := query.CheckBound(b.param, out[i]); err != nil {
+			return out[0], out[1], err
+		}
 	}
-	if w.EndTime != nil {
-		req.End = w.EndTime.UTC()
-	}
-	return req, nil
+	return out[0], out[1], nil
 }
 
 func (s *Server) costSession(c *gin.Context) (int, any, error) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -37,6 +38,19 @@ func decodeBody(c *gin.Context, v any) error {
 	body, err := readBody(c)
 	if err != nil {
 		return err
+	}
+	return decodeJSON(body, v)
+}
+
+// decodeOptionalBody is decodeBody for a route whose body may be left out: an empty body
+// reads as {} (a body of null is still refused).
+func decodeOptionalBody(c *gin.Context, v any) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
 	}
 	return decodeJSON(body, v)
 }

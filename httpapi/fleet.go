@@ -24,19 +24,20 @@ type fleetBody struct {
 	CustomerID    string     `json:"customer_id"`
 	LocationIDs   *[]string  `json:"location_ids"`
 	Order         string     `json:"order"`
-	Limit         int        `json:"limit"`
+	Limit         *int       `json:"limit"`
 	StartingAfter string     `json:"starting_after"`
 }
 
 // request is the body as a fleet request; csv asks for every row.
-func (b fleetBody) request(csv bool) query.FleetRequest {
+func (b fleetBody) request(csv bool) (query.FleetRequest, error) {
 	req := query.FleetRequest{Direction: b.Direction, Aggregation: b.Aggregation, GroupBy: b.GroupBy, CustomerID: b.CustomerID,
-		Order: b.Order, Limit: b.Limit, StartingAfter: b.StartingAfter, All: csv}
-	if b.StartTime != nil {
-		req.Start = b.StartTime.UTC()
+		Order: b.Order, StartingAfter: b.StartingAfter, All: csv}
+	if b.Limit != nil {
+		req.Limit, req.LimitSet = *b.Limit, true
 	}
-	if b.EndTime != nil {
-		req.End = b.EndTime.UTC()
+	var err error
+	if req.Start, req.End, err = windowBounds(b.StartTime, b.EndTime); err != nil {
+		return req, err
 	}
 	if b.LocationIDs != nil {
 		req.LocationIDs, req.LocationsSet = *b.LocationIDs, true
@@ -44,7 +45,7 @@ func (b fleetBody) request(csv bool) query.FleetRequest {
 	if csv {
 		req.Limit, req.StartingAfter = query.MaxFleetLimit, ""
 	}
-	return req
+	return req, nil
 }
 
 func (s *Server) costFleet(c *gin.Context) {
@@ -54,7 +55,12 @@ func (s *Server) costFleet(c *gin.Context) {
 		return
 	}
 	asCSV := strings.Contains(c.GetHeader("Accept"), "text/csv")
-	out, err := s.deps.Pricer.Fleet(c.Request.Context(), scopeOf(c), body.request(asCSV))
+	req, err := body.request(asCSV)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	out, err := s.deps.Pricer.Fleet(c.Request.Context(), scopeOf(c), req)
 	if err != nil {
 		s.writeError(c, err)
 		return

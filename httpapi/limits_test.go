@@ -51,8 +51,8 @@ func TestRequestRateGives429WithRetryAfter(t *testing.T) {
 	if r := api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: a.Live()}); r.Status != 200 {
 		t.Errorf("the account's live mode: %d, want 200", r.Status)
 	}
-	want := `kwhouse_requests_limited_total{account="` + a.ID + `",reason="rate_limit",route="/customers"} 1`
-	if got := metric(t, api, `kwhouse_requests_limited_total{account="`+a.ID); got != want {
+	want := `kwhouse_requests_limited_total{reason="rate_limit",route="/customers"} 1`
+	if got := metric(t, api, `kwhouse_requests_limited_total{`); got != want {
 		t.Errorf("metric %q, want %q", got, want)
 	}
 	// After the wait it is served again.
@@ -87,8 +87,34 @@ func TestRecordRateRefusesWholePush(t *testing.T) {
 	if n, _ := e.stored(t); n != 8 {
 		t.Errorf("stored %d records, want the first push's 8 only", n)
 	}
-	if got := metric(t, api, `kwhouse_requests_limited_total{account="`+e.acc.ID+`",reason="records_limit"`); got == "" {
+	if got := metric(t, api, `kwhouse_requests_limited_total{reason="records_limit"`); got == "" {
 		t.Error("no records_limit series in /metrics")
+	}
+}
+
+// GET /metrics needs no credentials, so it names no account unless the operator turns
+// metrics.account_labels on.
+func TestMetricsNameAccountsOnlyWhenTurnedOn(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		opt := withLimits(config.Limits{RequestsPerSecond: 1, RequestBurst: 1})
+		limitsOnly := opt.Configure
+		opt.Configure = func(c *config.Config) { limitsOnly(c); c.Metrics.AccountLabels = on }
+		api := apitest.Start(t, opt)
+		acc := api.NewAccount("tenant")
+		for i := 0; i < 2; i++ {
+			api.Do(apitest.Request{Method: "GET", Path: "/customers", Auth: acc.Test()})
+		}
+		body := string(api.Do(apitest.Request{Method: "GET", Path: "/metrics"}).Body)
+		series := `kwhouse_requests_limited_total{reason="rate_limit",route="/customers"} 1`
+		if on {
+			series = `kwhouse_requests_limited_total{account="` + acc.ID + `",reason="rate_limit",route="/customers"} 1`
+		}
+		if !strings.Contains(body, series) {
+			t.Errorf("account_labels %v: /metrics lacks %s", on, series)
+		}
+		if named := strings.Contains(body, acc.ID) || strings.Contains(body, `account="`); named != on {
+			t.Errorf("account_labels %v: /metrics names the account: %v", on, named)
+		}
 	}
 }
 
@@ -153,7 +179,7 @@ func TestCostQueriesAreShedWhenFullServedWhenFreed(t *testing.T) {
 	if r := cost(); r.Status != 200 {
 		t.Errorf("cost after the turn was freed: %d %s", r.Status, r.Body)
 	}
-	if got := metric(t, api, `kwhouse_requests_limited_total{account="`+acc.ID+`",reason="shed",route="/costs/interval/:id"} 1`); got == "" {
+	if got := metric(t, api, `kwhouse_requests_limited_total{reason="shed",route="/costs/interval/:id"} 1`); got == "" {
 		t.Error("no shed series in /metrics")
 	}
 }

@@ -414,7 +414,7 @@ func TestNDJSONRecordNumIsTheZeroBasedLine(t *testing.T) {
 	good, _ := json.Marshal(rec(e.loc, "2024-01-02T10:00:00Z", "2024-01-02T10:30:00Z", "WH", 5, nil))
 	bad, _ := json.Marshal(rec(e.loc, "2024-01-02T10:30:00Z", "2024-01-02T10:00:00Z", "WH", 5, map[string]any{"record_reference_id": "bad"}))
 	// Line 0 good, line 1 blank, line 2 bad, line 3 good: the failure is record_num 2.
-	body := string(good) + "\n\n" + string(bad) + "\n" + strings.Replace(string(good), "10:00:00Z", "09:30:00Z", 1) + "\n"
+	body := string(good) + "\n\n" + string(bad) + "\n" + strings.NewReplacer("10:00:00Z", "09:30:00Z", "10:30:00Z", "10:00:00Z").Replace(string(good)) + "\n"
 	r := e.put(t, body, map[string]string{"Content-Type": "application/x-ndjson"})
 	var b batchBody
 	r.JSON(t, &b)

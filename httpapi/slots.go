@@ -21,6 +21,9 @@ func (s *Server) window(c *gin.Context) (time.Time, time.Time, error) {
 			return start, start, kwhouse.Invalid("invalid_value", "start_time", "must be an RFC 3339 date-time such as 2024-01-02T03:04:05Z")
 		}
 		start = t.UTC()
+		if err := query.CheckBound("start_time", start); err != nil {
+			return start, start, err
+		}
 	}
 	v, ok := c.GetQuery("end_time")
 	if !ok {
@@ -30,7 +33,7 @@ func (s *Server) window(c *gin.Context) (time.Time, time.Time, error) {
 	if err != nil {
 		return start, end, kwhouse.Invalid("invalid_value", "end_time", "must be an RFC 3339 date-time such as 2024-01-02T03:04:05Z")
 	}
-	return start, end.UTC(), nil
+	return start, end.UTC(), query.CheckBound("end_time", end.UTC())
 }
 
 // floatParam reads an optional finite number from the query string.

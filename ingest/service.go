@@ -131,10 +131,11 @@ func (p *parsed) fail(num int, ref, problem string) {
 	p.submitted++
 }
 
-// store checks ownership, writes the accepted records and the batch summary. queued, when
-// set, withdraws the request's announcement to the writer (expect) as its rows enter the
-// queue.
+// store fails overlapping records, checks ownership, writes the accepted records and the
+// batch summary. queued, when set, withdraws the request's announcement to the writer
+// (expect) as its rows enter the queue.
 func (s *Service) store(ctx context.Context, scope kwhouse.Scope, p *parsed, queued func()) (Batch, error) {
+	p.failOverlaps()
 	if err := s.checkOwners(ctx, scope, p); err != nil {
 		return Batch{}, err
 	}

@@ -112,6 +112,7 @@ func (st *stream) chunk(ctx context.Context, text []byte, last bool) error {
 	if err := st.s.chargeFor(ctx, st.scope, p.submitted); err != nil {
 		return err
 	}
+	p.failOverlaps() // within the chunk: a stream's memory stays bounded
 	if err := st.s.checkOwners(ctx, st.scope, p); err != nil {
 		return err
 	}

@@ -1,7 +1,8 @@
 // Package limits keeps any one account from taking the service from the others: request
-// and record rates per account and mode, shared by every kwhouse process through Redis
-// (429 when spent; Redis down: let through), and a bounded number of heavy queries per
-// process and per account with a short queue (503 when full).
+// and record rates per account and mode, and failed authentications per source address,
+// shared by every kwhouse process through Redis (429 when spent; Redis down: let
+// through), and a bounded number of heavy queries per process and per account with a
+// short queue (503 when full).
 package limits
 
 import (
@@ -28,18 +29,26 @@ type Limits struct {
 	cfg     config.Limits
 	rates   RateStore
 	log     *slog.Logger
-	limited *prometheus.CounterVec // by account, route and reason
-	failed  prometheus.Counter     // rate checks that could not reach Redis (let through)
+	limited *prometheus.CounterVec // by route and reason, and account when metrics.account_labels is on
+	byAcct  bool
+	failed  prometheus.Counter // rate checks that could not reach Redis (let through)
 	queries *admission
+	auth    authGate
 }
 
-// New returns the limits of cfg; its series are registered on reg.
-func New(cfg config.Limits, rates RateStore, log *slog.Logger, reg *prometheus.Registry) *Limits {
-	l := &Limits{cfg: cfg, rates: rates, log: log, queries: newAdmission(cfg),
+// New returns the limits of cfg; its series are registered on reg, labelled by account
+// only when m.AccountLabels is on (GET /metrics needs no credentials).
+func New(cfg config.Limits, m config.Metrics, rates RateStore, log *slog.Logger, reg *prometheus.Registry) *Limits {
+	labels := []string{"route", "reason"}
+	if m.AccountLabels {
+		labels = append([]string{"account"}, labels...)
+	}
+	l := &Limits{cfg: cfg, rates: rates, log: log, queries: newAdmission(cfg), byAcct: m.AccountLabels,
+		auth: authGate{until: map[string]time.Time{}},
 		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kwhouse_requests_limited_total",
-			Help: "Requests refused to protect the service: reason rate_limit and records_limit (429), shed (503, the query queue was full).",
-		}, []string{"account", "route", "reason"}),
+			Help: "Requests refused to protect the service: reason rate_limit, records_limit and auth_failures (429), shed (503, the query queue was full).",
+		}, labels),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kwhouse_rate_limit_errors_total", Help: "Rate checks that could not reach Redis; the request was let through.",
 		}),
@@ -108,9 +117,14 @@ func (l *Limits) EnterQuery(ctx context.Context, account string) (release func()
 	return l.queries.enter(ctx, account)
 }
 
-// Count records a refused request of account on route: reason rate_limit, records_limit or shed.
+// Count records a refused request of account on route: reason rate_limit, records_limit,
+// auth_failures (account "": not authenticated) or shed.
 func (l *Limits) Count(account, route, reason string) {
-	l.limited.WithLabelValues(account, route, reason).Inc()
+	if l.byAcct {
+		l.limited.WithLabelValues(account, route, reason).Inc()
+		return
+	}
+	l.limited.WithLabelValues(route, reason).Inc()
 }
 
 // admission bounds the heavy queries running at once in this process, and one account's

@@ -30,7 +30,7 @@ func (f *fakeRates) AllowN(_ context.Context, key string, r rediscache.Rate, _ i
 
 func newTestLimits(cfg config.Limits, r RateStore) *Limits {
 	cfg.Queries, cfg.AccountQueries = 1, 1
-	return New(cfg, r, slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())
+	return New(cfg, config.Metrics{}, r, slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())
 }
 
 // An account's override replaces the global rate; other accounts keep the global one; a

@@ -45,7 +45,8 @@ type FleetRequest struct {
 	LocationIDs   []string
 	LocationsSet  bool // location_ids was given (an empty list selects nothing)
 	Order         string
-	Limit         int
+	Limit         int  // rows per page, 1 to MaxFleetLimit; DefaultFleetLimit when not set
+	LimitSet      bool // limit was given: 0 is then refused, not taken for the default
 	StartingAfter string
 	All           bool // every row in one answer (CSV): no paging
 }
@@ -150,7 +151,7 @@ func (r *FleetRequest) defaults() {
 	if r.Order == "" {
 		r.Order = OrderID
 	}
-	if r.Limit == 0 {
+	if r.Limit == 0 && !r.LimitSet {
 		r.Limit = DefaultFleetLimit
 	}
 }

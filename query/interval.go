@@ -155,20 +155,34 @@ func (r *CostRequest) validate() error {
 	return p.Err()
 }
 
-// checkWindow checks a request window [start, end) of at most max (named by maxText).
+// checkWindow checks a request window [start, end) of at most max (named by maxText). A
+// zero bound is one the request did not give; a bound given as the zero time itself is
+// refused before (CheckBound).
 func checkWindow(p *kwhouse.Problems, start, end time.Time, max time.Duration, maxText string) {
+	startErr, endErr := CheckBound("start_time", start), CheckBound("end_time", end)
 	switch {
 	case start.IsZero():
 		p.Add("parameter_missing", "start_time", "start_time is required")
+	case startErr != nil:
+		p.AddErr(startErr)
 	case end.IsZero():
 		p.Add("parameter_missing", "end_time", "end_time is required")
+	case endErr != nil:
+		p.AddErr(endErr)
 	case !end.After(start):
 		p.Add("invalid_window", "end_time", "end_time must be after start_time")
 	case end.Sub(start) > max:
 		p.Add("window_too_long", "end_time", "a window may span at most %s", maxText)
-	case start.Year() < 1971 || end.Year() > 2105:
-		p.Add("invalid_window", "start_time", "the window must lie between 1971 and 2105")
 	}
+}
+
+// CheckBound refuses a window bound (param start_time or end_time) outside the years
+// 1971 to 2105, where ClickHouse's DateTime and the tariff calendar reach.
+func CheckBound(param string, t time.Time) error {
+	if y := t.UTC().Year(); y < 1971 || y > 2105 {
+		return kwhouse.Invalid("invalid_value", param, "%s must lie between 1971 and 2105", param)
+	}
+	return nil
 }
 
 // Interval prices the records of a location or device (POST /costs/interval/{id}).

@@ -6,6 +6,7 @@ package strictjson
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -16,10 +17,12 @@ import (
 )
 
 // Decode decodes the JSON object body strictly into v: unknown members, wrong types,
-// duplicate names and trailing data are refused with a 400 error naming the field.
+// duplicate names and trailing data are refused with a 400 error naming the field. An
+// empty body, and a body that is just null (which would leave v as it is), are refused.
 func Decode(body []byte, v any) error {
-	if len(strings.TrimSpace(string(body))) == 0 {
-		return kwhouse.Invalid("invalid_json", "", "the request body must be a JSON object")
+	trimmed := strings.TrimSpace(string(body))
+	if len(trimmed) == 0 || trimmed == "null" {
+		return kwhouse.Invalid("invalid_json", "", "the request body must be %s", wantedShape(v))
 	}
 	if !utf8.Valid(body) {
 		return kwhouse.Invalid("invalid_utf8", "", "the request body is not valid UTF-8")
@@ -28,6 +31,18 @@ func Decode(body []byte, v any) error {
 		return jsonError(err)
 	}
 	return nil
+}
+
+// wantedShape names what v decodes from: a JSON array for a slice, else an object.
+func wantedShape(v any) string {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && t.Kind() == reflect.Slice {
+		return "a JSON array"
+	}
+	return "a JSON object"
 }
 
 // jsonError turns a decoding error into a 400 naming the field.

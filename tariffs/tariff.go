@@ -167,7 +167,7 @@ func (in *Input) validateOptional(p *kwhouse.Problems) {
 		p.Add("invalid_value", "tier_period", "tier_period must be MONTH or DAY")
 	}
 	if in.Timezone != nil && !catalog.ValidZone(*in.Timezone) {
-		p.Add("invalid_timezone", "timezone", "%q is not an IANA time zone", *in.Timezone)
+		p.Add("invalid_timezone", "timezone", "%q is not a time zone kwhouse accepts: an IANA zone such as Europe/London, Etc/GMT-1 or UTC", *in.Timezone)
 	}
 	market := in.MarketRates != nil && *in.MarketRates
 	switch {

@@ -227,3 +227,40 @@ func only(t *testing.T, list []any) map[string]any {
 var idsAndTimes = regexp.MustCompile(`"(id|location_id|reference_id|time_created)":"[^"]*"|"tariff_elements":\["[^\]]*\]|[a-z]{3}_[0-9a-zA-Z]{24}`)
 
 func masked(b []byte) string { return idsAndTimes.ReplaceAllString(string(b), "…") }
+
+// kwhouse import refuses the time zones POST /locations and POST /tariffs/elements refuse
+// (one rule): a zone ClickHouse cannot load would fail every local-day query.
+func TestImportRefusesZonesClickHouseCannotLoad(t *testing.T) {
+	api := apitest.Start(t, apitest.Options{})
+	acc := api.NewAccount("zones")
+	do := api.As(acc.Test())
+	withZone := strings.Replace(oneLine(importTariff), `"direction"`, `"timezone":"right/UTC","direction"`, 1)
+	file := filepath.Join(t.TempDir(), "fleet.ndjson")
+	write(t, file, strings.Join([]string{
+		`{"reference_id":"Z-1","timezone":"right/UTC","currency_code":"GBP"}`,
+		`{"reference_id":"Z-2","timezone":"posix/Europe/London","currency_code":"GBP"}`,
+		`{"reference_id":"Z-3","timezone":"Europe/London","currency_code":"GBP","tariffs":[` + withZone + `]}`,
+		`{"reference_id":"Z-4","timezone":"US/Eastern","currency_code":"USD"}`,
+	}, "\n")+"\n")
+	out, err := runCLI(t, api, "import", "--account", acc.ID, file)
+	if err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	if want := "1 locations and 0 tariffs created, 0 rows already there, 3 failed"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	rejects := readRejects(t, file+".rejects.ndjson")
+	for line, want := range map[int]string{1: "timezone: ", 2: "timezone: ", 3: "tariffs[0].timezone: "} {
+		if !strings.HasPrefix(rejects[line], want) || !strings.HasSuffix(rejects[line], "(invalid_timezone)") {
+			t.Errorf("line %d rejected with %q, want %q… (invalid_timezone)", line, rejects[line], want)
+		}
+	}
+	for _, ref := range []string{"Z-1", "Z-2", "Z-3"} {
+		if n := len(locationsByRef(t, do, ref)); n != 0 {
+			t.Errorf("rejected row %s left %d locations", ref, n)
+		}
+	}
+	if z := only(t, locationsByRef(t, do, "Z-4"))["timezone"]; z != "US/Eastern" {
+		t.Errorf("Z-4 zone %v, want US/Eastern", z)
+	}
+}
