@@ -38,7 +38,8 @@ func Config(db string) *config.Config {
 		Costs: config.Costs{FleetCacheLocations: 20_000},
 		// The service's defaults (and KWHOUSE_LIMITS_* from the environment): the
 		// benchmarks must never meet the rates.
-		Limits: defaultLimits(),
+		Limits:   defaultLimits(),
+		Webhooks: config.Defaults().Webhooks,
 	}
 }
 

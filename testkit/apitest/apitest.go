@@ -90,7 +90,8 @@ func Start(t testing.TB, opt Options) *API {
 		Log:   config.Log{Level: "info", Format: "text"},
 		Costs: config.Costs{FleetCacheLocations: 20_000},
 		// No rates (0: no limit) unless a test sets them; the query admission of production.
-		Limits: config.Limits{Queries: 8, AccountQueries: 4, QueryQueue: 32, QueryWait: 5 * time.Second},
+		Limits:   config.Limits{Queries: 8, AccountQueries: 4, QueryQueue: 32, QueryWait: 5 * time.Second},
+		Webhooks: config.Defaults().Webhooks,
 	}
 	if opt.Configure != nil {
 		opt.Configure(cfg)
