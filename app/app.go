@@ -30,6 +30,7 @@ import (
 	"github.com/kwhouse/kwhouse/rediscache"
 	"github.com/kwhouse/kwhouse/schema"
 	"github.com/kwhouse/kwhouse/tariffs"
+	"github.com/kwhouse/kwhouse/webhooks"
 )
 
 // App is the assembled service.
@@ -46,8 +47,11 @@ type App struct {
 	Limits   *limits.Limits
 	Pricer   *query.Pricer
 	Writer   *ingest.Writer
-	API      *httpapi.Server
-	Now      func() time.Time
+	Webhooks *webhooks.Service
+	// Dispatcher delivers webhooks; nil when webhooks.dispatch is off.
+	Dispatcher *webhooks.Dispatcher
+	API        *httpapi.Server
+	Now        func() time.Time
 
 	server   *http.Server
 	listener net.Listener
@@ -63,6 +67,9 @@ type Options struct {
 	DB *chstore.DB
 	// NoCache serves every document read from ClickHouse (Redis is still pinged).
 	NoCache bool
+	// Webhooks replaces the dispatcher's resolver and dialer (tests; Now defaults to the
+	// app's clock).
+	Webhooks webhooks.DispatcherOptions
 }
 
 // New opens ClickHouse (creating the database), applies migrations, connects Redis and
@@ -105,6 +112,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Carbon = carbon.NewStore(db, docs, now)
 	a.Pricer = query.NewPricer(db, a.Tariffs, a.Catalog, a.Carbon, now)
 	a.Pricer.SetFleetCache(cfg.Costs.FleetCacheLocations)
+	a.buildWebhooks(docs, opt)
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),
@@ -124,9 +132,25 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		Pricer:              a.Pricer,
 		Carbon:              a.Carbon,
 		Limits:              a.Limits,
+		Webhooks:            a.Webhooks,
 		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},
 	})
 	return a, nil
+}
+
+// buildWebhooks makes the endpoints service and, when this process dispatches, the
+// dispatcher (leases in Redis).
+func (a *App) buildWebhooks(docs *docstore.Store, opt Options) {
+	wc := a.Config.Webhooks
+	store := webhooks.NewStore(a.DB)
+	a.Webhooks = webhooks.NewService(docs, store, wc.AllowPrivate)
+	if wc.Dispatch {
+		wopt := opt.Webhooks
+		if wopt.Now == nil {
+			wopt.Now = a.Now
+		}
+		a.Dispatcher = webhooks.NewDispatcher(store, a.Webhooks, a.Cache, wc, a.Log, wopt)
+	}
 }
 
 // openMigrated opens ClickHouse (opt.DB when set) and applies the schema's migrations.
@@ -170,6 +194,9 @@ func (a *App) Serve(ctx context.Context) error {
 	bg, stop := context.WithCancel(ctx)
 	a.stop = stop
 	go a.retainEvents(bg)
+	if a.Dispatcher != nil {
+		go a.Dispatcher.Run(bg)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- a.server.Serve(a.listener) }()
 	select {
@@ -197,6 +224,9 @@ func (a *App) retainEvents(ctx context.Context) {
 	for {
 		if err := a.Catalog.PurgeEvents(ctx); err != nil && ctx.Err() == nil {
 			a.Log.Warn("purge old events", "err", err)
+		}
+		if err := a.Webhooks.Purge(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("purge old webhook deliveries", "err", err)
 		}
 		select {
 		case <-ctx.Done():
