@@ -63,4 +63,6 @@ type nodeError struct {
 	err error
 }
 
-func (e *nodeError) Error() string { return "node standardwebhooks: " + e.out + " (" + e.err.Error() + ")" }
+func (e *nodeError) Error() string {
+	return "node standardwebhooks: " + e.out + " (" + e.err.Error() + ")"
+}
