@@ -17,11 +17,12 @@ import (
 // so every read reaches the engine.
 func start(t *testing.T, db *chstore.DB) (*apitest.API, *testkit.Clock) {
 	clock := &testkit.Clock{}
-	api := apitest.Start(t, apitest.Options{Now: clock.Now, DB: db, NoCache: true})
+	opt := apitest.Options{Now: clock.Now, DB: db, NoCache: true}
 	if db == nil {
-		api.App.DB.Observe = observer("18.16")
+		// Set before the service starts: its webhook dispatcher queries from the start.
+		opt.Observe = observer("18.16")
 	}
-	return api, clock
+	return apitest.Start(t, opt), clock
 }
 
 // TestSameAnswersOnServer1816AndCurrentEngine runs the scenario on ClickHouse 18.16 and on
