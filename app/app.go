@@ -113,6 +113,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Pricer = query.NewPricer(db, a.Tariffs, a.Catalog, a.Carbon, now)
 	a.Pricer.SetFleetCache(cfg.Costs.FleetCacheLocations)
 	a.buildWebhooks(docs, opt)
+	a.Ingest.SetRevisions(webhooks.NewReviser(a.Pricer, a.Catalog, cfg.Webhooks.RevisionAfter, log))
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),
