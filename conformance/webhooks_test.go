@@ -47,4 +47,3 @@ func (r *run) waitAttempts(n int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
