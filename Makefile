@@ -78,7 +78,7 @@ bench-ingest: services build ## Ingest benchmark: API vs ClickHouse JSONEachRow 
 	$(GO) run ./bench/ingest
 
 .PHONY: bench
-bench: bench-ingest bench-costs bench-slots bench-load bench-onboard ## Every benchmark
+bench: bench-ingest bench-costs bench-slots bench-load bench-onboard bench-webhooks ## Every benchmark
 
 .PHONY: bench-costs
 bench-costs: services ## Cost query benchmark: 17.5 M readings, p50/p99 and the bare-sum floor
@@ -91,6 +91,10 @@ bench-onboard: services ## Onboarding: location + tariff pairs/s with 1, 8, 32 c
 .PHONY: bench-load
 bench-load: services ## Fairness: one account's ingest alone, then beside 16 clients of cost queries of another (2 min)
 	$(GO) run ./bench/load
+
+.PHONY: bench-webhooks
+bench-webhooks: services ## Webhooks: 10,000 events/min to 3 loopback endpoints, then beside a dead one; p99 event-to-delivery, memory
+	$(GO) run ./bench/webhooks
 
 .PHONY: bench-slots
 bench-slots: services ## Slot query benchmark: p50/p99 and requests/s with 8 clients
