@@ -75,7 +75,7 @@ func (d *Dispatcher) outcome(next *state, start time.Time, err error) {
 // finish stores the attempt's outcome, keeps a retry due soon in memory (later ones are
 // left to the sweep), updates the endpoint's failure streak and gives back the lease.
 func (d *Dispatcher) finish(ctx context.Context, c claimed, next state, ep known, found bool) {
-	if err := d.store.write(context.WithoutCancel(ctx), []state{next}); err != nil {
+	if err := d.outcomes.add(ctx, next); err != nil {
 		// The lease is kept until it expires, so no other process repeats the attempt
 		// at once; the delivery stays due at its stored attempt and is made again.
 		d.log.Warn("store webhook attempt", "delivery", next.DeliveryID, "err", err)
@@ -83,6 +83,7 @@ func (d *Dispatcher) finish(ctx context.Context, c claimed, next state, ep known
 		return
 	}
 	c.unlock()
+	defer d.signal()
 	soon := next.State == StatePending && next.NextUS-d.now().UnixMicro() < d.cfg.SweepInterval.Microseconds()
 	d.release(c.it, !soon)
 	if soon {

@@ -14,10 +14,11 @@ import (
 	"github.com/kwhouse/kwhouse/docstore"
 )
 
-// Leaser takes leases shared by every kwhouse process (rediscache.Cache): ok is false
-// when the lease store is down, and a lease held elsewhere is an error.
+// Leaser takes leases shared by every kwhouse process (rediscache.Cache), many in one
+// round trip: unlocks[i] is nil when the i-th is held elsewhere; ok is false (nothing
+// taken) when the lease store is down.
 type Leaser interface {
-	Lock(ctx context.Context, key string, ttl time.Duration) (unlock func(), ok bool, err error)
+	LockMany(ctx context.Context, keys []string, ttl time.Duration) (unlocks []func(), ok bool)
 }
 
 // DispatcherOptions are what tests and benchmarks replace; the zero value is production's.
@@ -42,6 +43,7 @@ type Dispatcher struct {
 	live      *http.Client // live-mode deliveries: internal addresses refused
 	test      *http.Client // test-mode deliveries
 	endpoints *endpointCache
+	outcomes  *groupWriter // the attempts' outcomes, written in groups
 
 	// Read and written by RunOnce only.
 	pos       int64            // newest outbox creation time read
@@ -56,6 +58,7 @@ type Dispatcher struct {
 	perEndpoint map[string]int // attempts in flight, by endpoint
 	queued      map[string]int // queue entries, by endpoint
 	slots       chan struct{}
+	wake        chan struct{} // a sender came free: dispatch without waiting for the next poll
 	wg          sync.WaitGroup
 }
 
@@ -77,8 +80,10 @@ func NewDispatcher(store *Store, service *Service, leases Leaser, cfg config.Web
 		live:      newClient(guard{resolver: opt.Resolver, check: !cfg.AllowPrivate, dial: opt.Dial}, cfg.Timeout),
 		test:      newClient(guard{resolver: opt.Resolver, dial: opt.Dial}, cfg.Timeout),
 		endpoints: newEndpointCache(service.docs, cfg.EndpointCacheTTL, opt.Now),
+		outcomes:  &groupWriter{write: store.write},
 		seen:      map[string]int64{}, queue: map[string]*item{}, inflight: map[string]bool{},
-		perEndpoint: map[string]int{}, queued: map[string]int{}, slots: make(chan struct{}, cfg.Concurrency)}
+		perEndpoint: map[string]int{}, queued: map[string]int{}, slots: make(chan struct{}, cfg.Concurrency),
+		wake: make(chan struct{}, 1)}
 	service.SetDispatcher(d)
 	return d
 }
@@ -99,11 +104,18 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			d.log.Info("webhook dispatch recovered")
 			failing = false
 		}
-		select {
-		case <-ctx.Done():
-			d.Wait()
-			return
-		case <-t.C:
+		for woken := true; woken; {
+			select {
+			case <-ctx.Done():
+				d.Wait()
+				return
+			case <-t.C:
+				woken = false
+			case <-d.wake:
+				if err := d.dispatch(ctx); err != nil && ctx.Err() == nil {
+					d.log.Warn("webhook dispatch failed", "err", err)
+				}
+			}
 		}
 	}
 }
@@ -224,24 +236,30 @@ type claimed struct {
 	unlock func()
 }
 
-// dispatch leases the due deliveries there are senders for, drops those another process
-// has attempted meanwhile, and starts the rest.
+// dispatch leases the due deliveries there are senders for (in one round trip), drops
+// those another process holds or has attempted meanwhile, and starts the rest.
 func (d *Dispatcher) dispatch(ctx context.Context) error {
-	var got []claimed
+	var items []*item
+	var keys []string
 	for _, it := range d.dueItems() {
-		if !d.reserve(it) {
-			continue
+		if d.reserve(it) {
+			items, keys = append(items, it), append(keys, leaseKey(it.st))
 		}
-		unlock, ok, err := d.leases.Lock(ctx, leaseKey(it.st), d.leaseTTL())
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	unlocks, ok := d.leases.LockMany(ctx, keys, d.leaseTTL())
+	var got []claimed
+	for i, it := range items {
 		switch {
-		case err != nil:
-			d.release(it, true) // another process holds it; a sweep finds it if that one stops
-			continue
 		case !ok:
 			d.release(it, false) // no lease store: wait for it rather than risk a double attempt
-			continue
+		case unlocks[i] == nil:
+			d.release(it, true) // another process holds it; a sweep finds it if that one stops
+		default:
+			got = append(got, claimed{it: it, unlock: unlocks[i]})
 		}
-		got = append(got, claimed{it: it, unlock: unlock})
 	}
 	if len(got) == 0 {
 		return nil
@@ -286,6 +304,14 @@ func (d *Dispatcher) release(it *item, drop bool) {
 	delete(d.inflight, it.st.DeliveryID)
 	if drop {
 		d.dequeue(it.st.DeliveryID)
+	}
+}
+
+// signal wakes Run to dispatch at once: an attempt's outcome is stored, its sender free.
+func (d *Dispatcher) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
 	}
 }
 
