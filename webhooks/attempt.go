@@ -89,7 +89,9 @@ func (d *Dispatcher) finish(ctx context.Context, c claimed, next state, ep known
 	if soon {
 		d.mu.Lock()
 		if it, ok := d.queue[next.DeliveryID]; ok {
-			it.st = next
+			// The body is read again for the retry (with the others of its pass): a
+			// failing endpoint's queue holds no bodies.
+			it.st, it.body = next, nil
 		}
 		d.mu.Unlock()
 	}

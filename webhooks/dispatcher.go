@@ -268,6 +268,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	d.fillBodies(ctx, fresh)
 	for _, c := range fresh {
 		d.wg.Add(1)
 		go d.attempt(ctx, c)
@@ -304,6 +305,33 @@ func (d *Dispatcher) release(it *item, drop bool) {
 	delete(d.inflight, it.st.DeliveryID)
 	if drop {
 		d.dequeue(it.st.DeliveryID)
+	}
+}
+
+// fillBodies reads, in one query, the event bodies of claimed fan-out deliveries found by
+// a sweep: their creation time is the event's, so the outbox finds them by its sorting
+// key. The others (resends, tests, or when this read fails) read their event on their own.
+func (d *Dispatcher) fillBodies(ctx context.Context, claims []claimed) {
+	var created []int64
+	var ids []string
+	for _, c := range claims {
+		st := c.it.st
+		if c.it.body == nil && st.DeliveryID == deliveryID(st.EndpointID, st.EventID) {
+			created, ids = append(created, st.CreatedUS), append(ids, st.EventID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	bodies, err := d.store.bodies(ctx, created, ids)
+	if err != nil {
+		d.log.Warn("read webhook event bodies", "err", err)
+		return
+	}
+	for _, c := range claims {
+		if b, ok := bodies[c.it.st.EventID]; ok && c.it.body == nil {
+			c.it.body = b
+		}
 	}
 }
 

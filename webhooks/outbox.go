@@ -85,3 +85,29 @@ func (s *Store) Purge(ctx context.Context, before time.Time) error {
 	}
 	return s.purge(ctx, before)
 }
+
+// The bodies of events by creation time and id: both in the outbox's sorting key.
+var outboxBodiesStmt = chstore.Register("webhooks.outbox_bodies", `SELECT id, body
+FROM webhook_outbox WHERE created_us IN ? AND id IN ?`)
+
+// bodies returns the outbox bodies of events, by id, given their creation times.
+func (s *Store) bodies(ctx context.Context, created []int64, ids []string) (map[string][]byte, error) {
+	times := make(chstore.Tuple, len(created))
+	for i, c := range created {
+		times[i] = uint64(c)
+	}
+	rows, err := s.db.Query(ctx, outboxBodiesStmt, times, chstore.Set(ids))
+	if err != nil {
+		return nil, fmt.Errorf("read webhook event bodies: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var id, body string
+		if err := rows.Scan(&id, &body); err != nil {
+			return nil, fmt.Errorf("scan webhook event body: %w", err)
+		}
+		out[id] = []byte(body)
+	}
+	return out, rows.Err()
+}
