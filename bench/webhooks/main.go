@@ -81,6 +81,9 @@ func newReceiver(hang bool) (*receiver, error) {
 func run(perMinute int, phase time.Duration) error {
 	ctx := context.Background()
 	cfg := benchkit.Config("kwbench_webhooks")
+	if err := benchkit.DropDatabase(ctx, cfg.ClickHouse); err != nil {
+		return err
+	}
 	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		app.Options{RedisPrefix: "kwbenchhooks:"})
 	if err != nil {
