@@ -47,6 +47,8 @@ func (d *Dispatcher) attempt(ctx context.Context, c claimed) {
 			return
 		}
 		code, err := d.post(ctx, ep.Endpoint, st.EventID, start, body)
+		d.freeSender(c.it)
+		d.signal()
 		if ctx.Err() != nil {
 			d.abandon(c, nil)
 			return
@@ -82,8 +84,8 @@ func (d *Dispatcher) finish(ctx context.Context, c claimed, next state, ep known
 		d.release(c.it, true)
 		return
 	}
-	c.unlock()
-	defer d.signal()
+	// The lease is left to expire rather than given back: a process that queued this
+	// delivery before the outcome was stored cannot take it for the same attempt then.
 	soon := next.State == StatePending && next.NextUS-d.now().UnixMicro() < d.cfg.SweepInterval.Microseconds()
 	d.release(c.it, !soon)
 	if soon {
@@ -91,7 +93,7 @@ func (d *Dispatcher) finish(ctx context.Context, c claimed, next state, ep known
 		if it, ok := d.queue[next.DeliveryID]; ok {
 			// The body is read again for the retry (with the others of its pass): a
 			// failing endpoint's queue holds no bodies.
-			it.st, it.body = next, nil
+			it.st, it.body, it.polled = next, nil, false
 		}
 		d.mu.Unlock()
 	}

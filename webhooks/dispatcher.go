@@ -64,8 +64,15 @@ type Dispatcher struct {
 
 // item is a pending delivery: its last stored state and, when at hand, the event body.
 type item struct {
-	st   state
-	body []byte
+	st      state
+	body    []byte
+	polled  bool // made by this process from the outbox, not yet attempted
+	sending bool // holds a sender slot
+}
+
+// fresh reports whether it is a first attempt read from the outbox since recent.
+func (it *item) fresh(recent int64) bool {
+	return it.polled && it.st.Attempt == 0 && it.st.CreatedUS >= recent
 }
 
 // NewDispatcher returns a dispatcher for the endpoints of service.
@@ -291,21 +298,68 @@ func (d *Dispatcher) reserve(it *item) bool {
 	}
 	d.perEndpoint[it.st.EndpointID]++
 	d.inflight[it.st.DeliveryID] = true
+	it.sending = true
 	return true
 }
 
-// release gives back the slot of it; drop forgets the delivery in this process.
-func (d *Dispatcher) release(it *item, drop bool) {
+// freeSender gives back it's sender slot once its HTTP exchange is over (its outcome may
+// still be on its way to ClickHouse: the delivery stays in flight until it is stored).
+func (d *Dispatcher) freeSender(it *item) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !it.sending {
+		return
+	}
+	it.sending = false
 	<-d.slots
 	if d.perEndpoint[it.st.EndpointID]--; d.perEndpoint[it.st.EndpointID] <= 0 {
 		delete(d.perEndpoint, it.st.EndpointID)
 	}
+}
+
+// release ends it's turn in flight; drop forgets the delivery in this process.
+func (d *Dispatcher) release(it *item, drop bool) {
+	d.freeSender(it)
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	delete(d.inflight, it.st.DeliveryID)
 	if drop {
 		d.dequeue(it.st.DeliveryID)
 	}
+}
+
+// unattempted keeps the claims whose delivery has no attempt past the one queued: read
+// after the leases are taken, it sees every attempt another process has finished. A first
+// attempt this process read from the outbox moments ago needs no read: its lease is held
+// until it expires, so no other process can have made that attempt.
+func (d *Dispatcher) unattempted(ctx context.Context, got []claimed) ([]claimed, error) {
+	var eps, ids []string
+	recent := d.now().Add(-d.leaseTTL() / 2).UnixMicro()
+	for _, c := range got {
+		if !c.it.fresh(recent) {
+			eps, ids = append(eps, c.it.st.EndpointID), append(ids, c.it.st.DeliveryID)
+		}
+	}
+	if len(ids) == 0 {
+		return got, nil
+	}
+	last, err := d.store.lastAttempts(ctx, eps, ids)
+	if err != nil {
+		for _, c := range got {
+			c.unlock()
+			d.release(c.it, false)
+		}
+		return nil, err
+	}
+	var out []claimed
+	for _, c := range got {
+		if n, ok := last[c.it.st.DeliveryID]; ok && n > c.it.st.Attempt {
+			d.release(c.it, true)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // fillBodies reads, in one query, the event bodies of claimed fan-out deliveries found by
@@ -341,31 +395,4 @@ func (d *Dispatcher) signal() {
 	case d.wake <- struct{}{}:
 	default:
 	}
-}
-
-// unattempted keeps the claims whose delivery has no attempt past the one queued: read
-// after the leases are taken, it sees every attempt another process has finished.
-func (d *Dispatcher) unattempted(ctx context.Context, got []claimed) ([]claimed, error) {
-	var eps, ids []string
-	for _, c := range got {
-		eps, ids = append(eps, c.it.st.EndpointID), append(ids, c.it.st.DeliveryID)
-	}
-	last, err := d.store.lastAttempts(ctx, eps, ids)
-	if err != nil {
-		for _, c := range got {
-			c.unlock()
-			d.release(c.it, false)
-		}
-		return nil, err
-	}
-	var out []claimed
-	for _, c := range got {
-		if n, ok := last[c.it.st.DeliveryID]; ok && n > c.it.st.Attempt {
-			c.unlock()
-			d.release(c.it, true)
-			continue
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }

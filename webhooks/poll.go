@@ -68,7 +68,7 @@ func (d *Dispatcher) deliver(ctx context.Context, events []outboxEvent) error {
 		d.pos = max(d.pos, e.CreatedUS)
 	}
 	for i, st := range states {
-		d.enqueue(&item{st: st, body: bodies[i]})
+		d.enqueue(&item{st: st, body: bodies[i], polled: true})
 	}
 	return nil
 }
