@@ -58,7 +58,7 @@ type Dispatcher struct {
 	perEndpoint map[string]int // attempts in flight, by endpoint
 	queued      map[string]int // queue entries, by endpoint
 	slots       chan struct{}
-	wake        chan struct{} // a sender came free: dispatch without waiting for the next poll
+	wake        chan struct{} // deliveries queued or a sender free: dispatch now
 	wg          sync.WaitGroup
 }
 
@@ -95,34 +95,52 @@ func NewDispatcher(store *Store, service *Service, leases Leaser, cfg config.Web
 	return d
 }
 
-// Run dispatches every webhooks.poll_interval until ctx ends, then waits for the attempts
-// in flight (cut short: they are not recorded, and are made again later).
+// Run reads the outbox every webhooks.poll_interval until ctx ends, and starts attempts
+// in a loop of its own (woken by new deliveries and by freed senders, so slow outbox reads
+// and writes never hold attempts back); at the end it waits for the attempts in flight
+// (cut short: they are not recorded, and are made again later).
 func (d *Dispatcher) Run(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { d.dispatchLoop(ctx); close(done) }()
 	t := time.NewTicker(d.cfg.PollInterval)
 	defer t.Stop()
 	failing := false
 	for {
-		if err := d.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		err := d.collect(ctx)
+		if err != nil && ctx.Err() == nil {
 			if !failing {
 				d.log.Warn("webhook dispatch failed; retrying", "err", err)
 			}
 			failing = true
-		} else if failing {
+		} else if failing && err == nil {
 			d.log.Info("webhook dispatch recovered")
 			failing = false
 		}
-		for woken := true; woken; {
-			select {
-			case <-ctx.Done():
-				d.Wait()
-				return
-			case <-t.C:
-				woken = false
-			case <-d.wake:
-				if err := d.dispatch(ctx); err != nil && ctx.Err() == nil {
-					d.log.Warn("webhook dispatch failed", "err", err)
-				}
-			}
+		d.signal()
+		select {
+		case <-ctx.Done():
+			<-done
+			d.Wait()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// dispatchLoop starts due attempts whenever woken, and at least every poll interval
+// (retries coming due).
+func (d *Dispatcher) dispatchLoop(ctx context.Context) {
+	t := time.NewTicker(d.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-d.wake:
+		}
+		if err := d.dispatch(ctx); err != nil && ctx.Err() == nil {
+			d.log.Warn("webhook dispatch failed", "err", err)
 		}
 	}
 }
@@ -133,6 +151,15 @@ func (d *Dispatcher) Wait() { d.wg.Wait() }
 // RunOnce reads new events into deliveries, looks for stored due retries when a sweep is
 // due, and starts the attempts that are due (without waiting for them).
 func (d *Dispatcher) RunOnce(ctx context.Context) error {
+	if err := d.collect(ctx); err != nil {
+		return err
+	}
+	return d.dispatch(ctx)
+}
+
+// collect turns new outbox events into queued deliveries and, when a sweep is due, queues
+// the stored ones that are due.
+func (d *Dispatcher) collect(ctx context.Context) error {
 	if err := d.start(ctx); err != nil {
 		return err
 	}
@@ -140,11 +167,9 @@ func (d *Dispatcher) RunOnce(ctx context.Context) error {
 		return err
 	}
 	if d.now().Sub(d.lastSweep) >= d.cfg.SweepInterval {
-		if err := d.sweep(ctx); err != nil {
-			return err
-		}
+		return d.sweep(ctx)
 	}
-	return d.dispatch(ctx)
+	return nil
 }
 
 // start reads the shared outbox position once: a new deployment starts from now.

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"runtime"
 	"strconv"
@@ -30,7 +31,11 @@ import (
 func main() {
 	perMinute := flag.Int("per-minute", 10000, "events a minute")
 	seconds := flag.Int("seconds", 60, "length of each phase")
+	pprofAddr := flag.String("pprof", "", "serve Go pprof on this loopback address")
 	flag.Parse()
+	if *pprofAddr != "" {
+		go func() { log.Println(http.ListenAndServe(*pprofAddr, nil)) }()
+	}
 	if err := run(*perMinute, time.Duration(*seconds)*time.Second); err != nil {
 		log.Fatal(err)
 	}
