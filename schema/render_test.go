@@ -51,6 +51,13 @@ func TestClusterFormShardsRecordsAndReplicatesTheRest(t *testing.T) {
 		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/accounts', '{replica}', version)",
 		"CREATE TABLE IF NOT EXISTS documents_g256 ON CLUSTER kw AS kwdb.documents",
 		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/documents_g256', '{replica}', version)",
+		// Webhooks: the outbox view fires where the insert lands; its table replicates.
+		"CREATE TABLE IF NOT EXISTS webhook_outbox ON CLUSTER kw",
+		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/webhook_outbox', '{replica}')",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS webhook_outbox_feed ON CLUSTER kw TO kwdb.webhook_outbox",
+		"FROM kwdb.documents\nWHERE kind = 'event'",
+		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/webhook_deliveries', '{replica}')",
+		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/webhook_cursor', '{replica}', position)",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("cluster DDL lacks %s", want)
