@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
@@ -17,7 +18,8 @@ import (
 // so every read reaches the engine.
 func start(t *testing.T, db *chstore.DB) (*apitest.API, *testkit.Clock) {
 	clock := &testkit.Clock{}
-	opt := apitest.Options{Now: clock.Now, DB: db, NoCache: true}
+	opt := apitest.Options{Now: clock.Now, DB: db, NoCache: true,
+		Configure: func(c *config.Config) { c.Webhooks.Dispatch = true }} // the webhook steps need it
 	if db == nil {
 		// Set before the service starts: its webhook dispatcher queries from the start.
 		opt.Observe = observer("18.16")
