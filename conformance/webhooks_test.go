@@ -1,5 +1,3 @@
-//go:build chdb
-
 package conformance
 
 import (
