@@ -246,8 +246,8 @@ func (d *Dispatcher) dueItems() []*item {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []*item
-	for _, it := range d.queue {
-		if it.st.NextUS <= now {
+	for id, it := range d.queue {
+		if it.st.NextUS <= now && !d.inflight[id] { // in flight: its outcome is still being stored
 			out = append(out, it)
 		}
 	}
@@ -313,7 +313,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) error {
 func (d *Dispatcher) reserve(it *item) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.perEndpoint[it.st.EndpointID] >= d.cfg.EndpointConcurrency {
+	if d.inflight[it.st.DeliveryID] || d.perEndpoint[it.st.EndpointID] >= d.cfg.EndpointConcurrency {
 		return false
 	}
 	select {
