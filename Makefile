@@ -82,7 +82,7 @@ bench-ingest: services build ## Ingest benchmark: API vs ClickHouse JSONEachRow 
 	$(GO) run ./bench/ingest
 
 .PHONY: bench
-bench: bench-ingest bench-costs bench-slots bench-schedules bench-load bench-onboard ## Every benchmark
+bench: bench-ingest bench-costs bench-slots bench-schedules bench-load bench-onboard bench-webhooks ## Every benchmark
 
 .PHONY: bench-costs
 bench-costs: services ## Cost query benchmark: 17.5 M readings, p50/p99 and the bare-sum floor
@@ -99,6 +99,10 @@ bench-load: services ## Fairness: ingest alone, beside 16 cost clients of anothe
 .PHONY: bench-schedules
 bench-schedules: services ## POST /schedules: p50/p99 of 24 h × 10 devices and 7 days × 50 devices
 	$(GO) run ./bench/schedules
+
+.PHONY: bench-webhooks
+bench-webhooks: services ## Webhooks: 10,000 events/min to 3 loopback endpoints, then beside a dead one; p99 event-to-delivery, memory
+	$(GO) run ./bench/webhooks
 
 .PHONY: bench-slots
 bench-slots: services ## Slot query benchmark: p50/p99 and requests/s with 8 clients

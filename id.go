@@ -22,6 +22,9 @@ const (
 	PrefixMarket   = "mrs_"
 	PrefixCarbon   = "cis_" // carbon-intensity series
 	PrefixSchedule = "sch_"
+	PrefixWebhook  = "whe_" // webhook endpoint
+	PrefixDelivery = "whd_" // webhook delivery of one event to one endpoint
+	PrefixAttempt  = "wha_" // one attempt of a webhook delivery
 )
 
 // NewID returns prefix followed by 24 lowercase hex characters from a CSPRNG.

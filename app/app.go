@@ -33,6 +33,7 @@ import (
 	"github.com/kwhouse/kwhouse/schema"
 	"github.com/kwhouse/kwhouse/tariffs"
 	"github.com/kwhouse/kwhouse/versions"
+	"github.com/kwhouse/kwhouse/webhooks"
 )
 
 // App is the assembled service.
@@ -51,8 +52,11 @@ type App struct {
 	// BucketPricer prices stale buckets in the background while Serve runs (nil: off).
 	BucketPricer *query.BucketPricer
 	Writer       *ingest.Writer
-	API          *httpapi.Server
-	Now          func() time.Time
+	Webhooks     *webhooks.Service
+	// Dispatcher delivers webhooks; nil when webhooks.dispatch is off.
+	Dispatcher *webhooks.Dispatcher
+	API        *httpapi.Server
+	Now        func() time.Time
 
 	server   *http.Server
 	listener net.Listener
@@ -68,6 +72,9 @@ type Options struct {
 	DB *chstore.DB
 	// NoCache serves every document read from ClickHouse (Redis is still pinged).
 	NoCache bool
+	// Webhooks replaces the dispatcher's resolver and dialer (tests; Now defaults to the
+	// app's clock).
+	Webhooks webhooks.DispatcherOptions
 }
 
 // DefaultSeriesBytes is ingest.max_series_bytes of a config that leaves it 0.
@@ -126,6 +133,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		a.BucketPricer = query.NewBucketPricer(a.Pricer, a.Cache, log, cfg.Costs.PricerInterval, cfg.Costs.PricerDays)
 	}
 	registerBucketMetrics(reg, a.Pricer, a.BucketPricer)
+	a.buildWebhooks(docs, opt)
+	a.Ingest.SetRevisions(webhooks.NewReviser(a.Pricer, a.Catalog, cfg.Webhooks.RevisionAfter, log))
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),
@@ -151,9 +160,25 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 			MaxDevices: cfg.Schedules.MaxDevices}, now),
 		Carbon:              a.Carbon,
 		Limits:              a.Limits,
+		Webhooks:            a.Webhooks,
 		LocationDeleteHooks: []catalog.LocationDeleteHook{a.Tariffs.OnLocationDelete},
 	})
 	return a, nil
+}
+
+// buildWebhooks makes the endpoints service and, when this process dispatches, the
+// dispatcher (leases in Redis).
+func (a *App) buildWebhooks(docs *docstore.Store, opt Options) {
+	wc := a.Config.Webhooks
+	store := webhooks.NewStore(a.DB)
+	a.Webhooks = webhooks.NewService(docs, store, wc.AllowPrivate)
+	if wc.Dispatch {
+		wopt := opt.Webhooks
+		if wopt.Now == nil {
+			wopt.Now = a.Now
+		}
+		a.Dispatcher = webhooks.NewDispatcher(store, a.Webhooks, a.Cache, wc, a.Log, wopt)
+	}
 }
 
 // openMigrated opens ClickHouse (opt.DB when set) and applies the schema's pending
@@ -214,6 +239,9 @@ func (a *App) Serve(ctx context.Context) error {
 	if a.BucketPricer != nil {
 		go a.BucketPricer.Run(bg)
 	}
+	if a.Dispatcher != nil {
+		go a.Dispatcher.Run(bg)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- a.server.Serve(a.listener) }()
 	select {
@@ -241,6 +269,9 @@ func (a *App) retainEvents(ctx context.Context) {
 	for {
 		if err := a.Catalog.PurgeEvents(ctx); err != nil && ctx.Err() == nil {
 			a.Log.Warn("purge old events", "err", err)
+		}
+		if err := a.Webhooks.Purge(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("purge old webhook deliveries", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -91,6 +91,23 @@ func Commit(ctx context.Context, docs *docstore.Store, scope kwhouse.Scope, chan
 	return docs.Write(ctx, out...)
 }
 
+// RecordEvent stores an event that reports no stored change of its own (such as a revised
+// cost, or a webhook test): objectID names what it is about, data is its data.
+func RecordEvent(ctx context.Context, docs *docstore.Store, scope kwhouse.Scope, objectID, eventType string, data any) (Event, error) {
+	d, err := newEvent(scope, Change{Doc: docstore.Doc{ID: objectID}, EventType: eventType, EventData: data}, docs.Now())
+	if err != nil {
+		return Event{}, err
+	}
+	var e Event
+	if err := d.DecodeBody(&e); err != nil {
+		return Event{}, err
+	}
+	if err := docs.Write(ctx, d); err != nil {
+		return Event{}, fmt.Errorf("store %s event: %w", eventType, err)
+	}
+	return e, nil
+}
+
 func newEvent(scope kwhouse.Scope, ch Change, now time.Time) (docstore.Doc, error) {
 	data, err := json.Marshal(ch.EventData)
 	if err != nil {

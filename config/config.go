@@ -25,6 +25,7 @@ type Config struct {
 	Connect    Connect    `mapstructure:"connect"`
 	Limits     Limits     `mapstructure:"limits"`
 	Metrics    Metrics    `mapstructure:"metrics"`
+	Webhooks   Webhooks   `mapstructure:"webhooks"`
 	Log        Log        `mapstructure:"log"`
 }
 
@@ -33,6 +34,33 @@ type Metrics struct {
 	// AccountLabels adds the account id as a label of the per-account series
 	// (kwhouse_requests_limited_total). Off by default: /metrics would name the tenants.
 	AccountLabels bool `mapstructure:"account_labels"`
+}
+
+// Webhooks configures the push delivery of events to webhook endpoints (docs/webhooks.md).
+type Webhooks struct {
+	// Dispatch runs the dispatcher in this process; every process that dispatches shares
+	// the work through leases in Redis.
+	Dispatch bool `mapstructure:"dispatch"`
+	// AllowPrivate lets live-mode endpoints reach private, loopback and link-local
+	// addresses (refused by default: SSRF).
+	AllowPrivate bool `mapstructure:"allow_private"`
+	// RevisionAfter: a change to a local day that ended longer ago than this emits
+	// cost.revised.
+	RevisionAfter time.Duration `mapstructure:"revision_after"`
+	// Timeout is how long an endpoint has to answer a delivery with a 2xx.
+	Timeout      time.Duration `mapstructure:"timeout"`
+	PollInterval time.Duration `mapstructure:"poll_interval"` // how often the outbox is read
+	// Overlap: each read of the outbox goes back this far behind the newest event seen,
+	// for events whose insert finished after a later one's.
+	Overlap       time.Duration `mapstructure:"overlap"`
+	SweepInterval time.Duration `mapstructure:"sweep_interval"` // how often stored due retries are looked for
+	Batch         int           `mapstructure:"batch"`          // events read from the outbox at a time
+	Concurrency   int           `mapstructure:"concurrency"`    // attempts in flight in a process
+	// EndpointConcurrency bounds one endpoint's attempts in flight, so a slow or dead
+	// endpoint cannot take every sender.
+	EndpointConcurrency int           `mapstructure:"endpoint_concurrency"`
+	EndpointCacheTTL    time.Duration `mapstructure:"endpoint_cache_ttl"` // how long a process reuses an account's endpoint list
+	DisableAfter        time.Duration `mapstructure:"disable_after"`      // an endpoint failing this long is disabled
 }
 
 // Limits keep any one account from taking the service from the others: request and
@@ -291,8 +319,32 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("limits.auth_failures_per_minute", 30)
 	v.SetDefault("limits.auth_failure_burst", 30)
 	v.SetDefault("metrics.account_labels", false)
+	v.SetDefault("webhooks.dispatch", true)
+	v.SetDefault("webhooks.allow_private", false)
+	v.SetDefault("webhooks.revision_after", 24*time.Hour)
+	v.SetDefault("webhooks.timeout", 15*time.Second)
+	v.SetDefault("webhooks.poll_interval", 200*time.Millisecond)
+	v.SetDefault("webhooks.overlap", 5*time.Second)
+	v.SetDefault("webhooks.sweep_interval", time.Minute)
+	v.SetDefault("webhooks.batch", 5000)
+	v.SetDefault("webhooks.concurrency", 64)
+	v.SetDefault("webhooks.endpoint_concurrency", 16)
+	v.SetDefault("webhooks.endpoint_cache_ttl", 5*time.Second)
+	v.SetDefault("webhooks.disable_after", 5*24*time.Hour)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "json")
+}
+
+// Defaults returns the settings of SetDefaults, for code that builds a Config without
+// viper (tests, benchmarks).
+func Defaults() Config {
+	v := viper.New()
+	SetDefaults(v)
+	var c Config
+	if err := v.Unmarshal(&c); err != nil {
+		panic("config: defaults do not decode: " + err.Error()) // a programming error
+	}
+	return c
 }
 
 // New returns a viper instance with defaults, the KWHOUSE_ environment prefix and

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -84,6 +85,7 @@ func (c *Config) problems() []error {
 		add("clickhouse.max_execution_time", "must be at least 1s")
 	}
 	c.Limits.validate(add)
+	c.Webhooks.validate(add)
 	if c.Redis.Timeout <= 0 {
 		add("redis.timeout", "must be positive")
 	}
@@ -203,5 +205,31 @@ func (c *Config) checkBounds(add func(key, format string, args ...any)) {
 	}
 	if n := c.Ingest.MaxSeriesBytes; n < 0 || n > c.Ingest.MaxBodyBytes {
 		add("ingest.max_series_bytes", "must be at most ingest.max_body_bytes (0: the default), got %d", n)
+	}
+}
+
+func (w Webhooks) validate(add func(key, format string, args ...any)) {
+	positive := map[string]time.Duration{"webhooks.timeout": w.Timeout, "webhooks.poll_interval": w.PollInterval,
+		"webhooks.sweep_interval": w.SweepInterval, "webhooks.disable_after": w.DisableAfter}
+	for _, key := range slices.Sorted(maps.Keys(positive)) {
+		if positive[key] <= 0 {
+			add(key, "must be positive")
+		}
+	}
+	notNegative := map[string]time.Duration{"webhooks.overlap": w.Overlap, "webhooks.revision_after": w.RevisionAfter,
+		"webhooks.endpoint_cache_ttl": w.EndpointCacheTTL}
+	for _, key := range slices.Sorted(maps.Keys(notNegative)) {
+		if notNegative[key] < 0 {
+			add(key, "must not be negative")
+		}
+	}
+	if w.Batch < 1 {
+		add("webhooks.batch", "must be at least 1")
+	}
+	if w.Concurrency < 1 {
+		add("webhooks.concurrency", "must be at least 1")
+	}
+	if w.EndpointConcurrency < 1 || w.EndpointConcurrency > w.Concurrency {
+		add("webhooks.endpoint_concurrency", "must be 1..webhooks.concurrency")
 	}
 }

@@ -31,10 +31,11 @@ func clusterEnv(t *testing.T) (cluster, single string) {
 func TestSameAnswersOnClusterAndSingleNode(t *testing.T) {
 	_, single := clusterEnv(t)
 	oneClock, clusterClock := &testkit.Clock{}, &testkit.Clock{}
-	one := apitest.Start(t, apitest.Options{Now: oneClock.Now, NoCache: true, ClickHouse: func(c *config.ClickHouse) {
+	dispatch := func(c *config.Config) { c.Webhooks.Dispatch = true } // the scenario's webhook steps
+	one := apitest.Start(t, apitest.Options{Now: oneClock.Now, NoCache: true, Configure: dispatch, ClickHouse: func(c *config.ClickHouse) {
 		c.Addr, c.Cluster = single, ""
 	}})
-	many := apitest.Start(t, apitest.Options{Now: clusterClock.Now, NoCache: true})
+	many := apitest.Start(t, apitest.Options{Now: clusterClock.Now, NoCache: true, Configure: dispatch})
 	want := scenario(t, one, oneClock)
 	got := scenario(t, many, clusterClock)
 	if len(got) != len(want) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
@@ -17,11 +18,13 @@ import (
 // so every read reaches the engine.
 func start(t *testing.T, db *chstore.DB) (*apitest.API, *testkit.Clock) {
 	clock := &testkit.Clock{}
-	api := apitest.Start(t, apitest.Options{Now: clock.Now, DB: db, NoCache: true})
+	opt := apitest.Options{Now: clock.Now, DB: db, NoCache: true,
+		Configure: func(c *config.Config) { c.Webhooks.Dispatch = true }} // the webhook steps need it
 	if db == nil {
-		api.App.DB.Observe = observer("18.16")
+		// Set before the service starts: its webhook dispatcher queries from the start.
+		opt.Observe = observer("18.16")
 	}
-	return api, clock
+	return apitest.Start(t, opt), clock
 }
 
 // TestSameAnswersOnServer1816AndCurrentEngine runs the scenario on ClickHouse 18.16 and on

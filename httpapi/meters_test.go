@@ -244,7 +244,9 @@ func TestConcurrentRequestsShareInserts(t *testing.T) {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
-			s := time.Date(2024, 2, 1, c, 0, 0, 0, time.UTC)
+			// Hours of the last day: a closed local day's readings are written one request
+			// at a time per location (cost.revised prices the day before and after).
+			s := time.Now().UTC().Truncate(time.Hour).Add(-time.Duration(c+1) * time.Hour)
 			r := e.put(t, []any{rec(e.loc, s.Format(time.RFC3339), s.Add(time.Hour).Format(time.RFC3339), "WH", 1, map[string]any{"device_id": e.dev})}, nil)
 			if r.Status != 200 {
 				t.Errorf("client %d: %d", c, r.Status)

@@ -22,6 +22,7 @@ import (
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/schedules"
 	"github.com/kwhouse/kwhouse/tariffs"
+	"github.com/kwhouse/kwhouse/webhooks"
 )
 
 // Checker reports whether a backing store answers.
@@ -47,6 +48,7 @@ type Deps struct {
 	Connect            *connect.Service
 	Carbon             *carbon.Store
 	Limits             *limits.Limits
+	Webhooks           *webhooks.Service
 	IngestMaxBodyBytes int64
 	// IngestStreamFrom and IngestStreamChunk: NDJSON bodies over IngestStreamFrom bytes
 	// (or of unknown length) are stored as they arrive, IngestStreamChunk bytes at a time.
@@ -164,6 +166,16 @@ func (s *Server) routes() {
 
 	a.GET("/events", s.wrap(s.listEvents))
 	a.GET("/events/:id", s.wrap(s.getEvent))
+
+	a.POST("/webhooks", s.wrap(s.createWebhook))
+	a.GET("/webhooks", s.wrap(s.listWebhooks))
+	a.GET("/webhooks/:id", s.wrap(s.getWebhook))
+	a.PATCH("/webhooks/:id", s.wrap(s.updateWebhook))
+	a.DELETE("/webhooks/:id", s.wrap(s.deleteWebhook))
+	a.POST("/webhooks/:id/rotate_secret", s.wrap(s.rotateWebhookSecret))
+	a.POST("/webhooks/:id/test", s.wrap(s.testWebhook))
+	a.GET("/webhooks/:id/deliveries", s.wrap(s.listWebhookAttempts))
+	a.POST("/webhooks/:id/deliveries/:delivery_id/resend", s.wrap(s.resendWebhook))
 }
 
 // handlerFunc returns a status and body, or an error for the one error writer.

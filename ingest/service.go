@@ -28,6 +28,7 @@ type Service struct {
 	maxLine    int // bytes of one NDJSON line
 	charge     func(ctx context.Context, scope kwhouse.Scope, n int) error
 	versions   VersionClock
+	revisions  Revisions // told of records before they are written (SetRevisions)
 }
 
 // VersionClock hands out row versions: Next reserves n consecutive ones and returns the
@@ -35,6 +36,17 @@ type Service struct {
 type VersionClock interface {
 	Next(ctx context.Context, n int) (uint64, error)
 }
+
+// Revisions is told of the records a request is about to store. The function it returns
+// is called once the write is over (written: whether the records were stored); an error
+// refuses the write.
+type Revisions interface {
+	Revising(ctx context.Context, scope kwhouse.Scope, records []Record) (done func(ctx context.Context, written bool), err error)
+}
+
+// SetRevisions makes every write of records tell r (the cost.revised events); set once,
+// before the service takes requests.
+func (s *Service) SetRevisions(r Revisions) { s.revisions = r }
 
 // Config configures the service.
 type Config struct {
@@ -180,7 +192,16 @@ func (s *Service) write(ctx context.Context, scope kwhouse.Scope, p *parsed, sum
 	if complete {
 		ex.batches = []batchRow{{scope: scope, b: *summary}}
 	}
-	return s.writer.write(ctx, rows, ex, queued)
+	if s.revisions == nil || len(p.records) == 0 {
+		return s.writer.write(ctx, rows, ex, queued)
+	}
+	done, err := s.revisions.Revising(ctx, scope, p.records)
+	if err != nil {
+		return err
+	}
+	err = s.writer.write(ctx, rows, ex, queued)
+	done(ctx, err == nil)
+	return err
 }
 
 // checkOwners fails the records whose location or device is not the caller's.

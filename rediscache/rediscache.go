@@ -286,3 +286,33 @@ func (c *Cache) Hold(ctx context.Context, key string) (func(), bool, error) {
 		})
 	}, true, nil
 }
+
+// LockMany takes each of keys for ttl in one round trip. unlocks[i] gives back the i-th
+// lock, nil when another holder has it; ok is false (and nothing is taken) when Redis is
+// down.
+func (c *Cache) LockMany(ctx context.Context, keys []string, ttl time.Duration) (unlocks []func(), ok bool) {
+	if c.skip() || len(keys) == 0 {
+		return nil, len(keys) == 0
+	}
+	token := randomToken()
+	pipe := c.client.Pipeline()
+	cmds := make([]*redis.BoolCmd, len(keys))
+	for i, k := range keys {
+		cmds[i] = pipe.SetNX(ctx, c.prefix+k, token, ttl)
+	}
+	_, err := pipe.Exec(ctx)
+	c.observe(err)
+	if err != nil {
+		return nil, false
+	}
+	unlocks = make([]func(), len(keys))
+	for i, cmd := range cmds {
+		if cmd.Val() {
+			key := c.prefix + keys[i]
+			unlocks[i] = func() {
+				c.observe(unlockScript.Run(context.WithoutCancel(ctx), c.client, []string{key}, token).Err())
+			}
+		}
+	}
+	return unlocks, true
+}

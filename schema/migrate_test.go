@@ -29,7 +29,8 @@ func TestApplyCreatesTablesAndIsIdempotent(t *testing.T) {
 	if int(n) != len(migs) {
 		t.Fatalf("schema_migrations has %d versions, want %d", n, len(migs))
 	}
-	for _, table := range []string{"accounts", "api_keys", "documents", "meter_records", "meter_batches", "device_last_seen"} {
+	for _, table := range []string{"accounts", "api_keys", "documents", "meter_records", "meter_batches", "device_last_seen",
+		"webhook_outbox", "webhook_outbox_feed", "webhook_deliveries", "webhook_cursor"} {
 		var c uint64
 		if err := db.QueryRow(ctx, chstore.Tool("SELECT count() FROM system.tables WHERE database = ? AND name = ?"), db.Database, table).Scan(&c); err != nil {
 			t.Fatal(err)

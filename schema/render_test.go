@@ -58,6 +58,13 @@ func TestClusterFormShardsRecordsAndReplicatesTheRest(t *testing.T) {
 		"ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/kwdb/reading_changes_local', '{replica}', n)",
 		"CREATE TABLE IF NOT EXISTS price_changes ON CLUSTER kw AS kwdb.price_changes_local ENGINE = Distributed(kw, kwdb, price_changes_local, cityHash64(location_id))",
 		"CREATE TABLE IF NOT EXISTS priced_buckets ON CLUSTER kw AS kwdb.priced_buckets_local ENGINE = Distributed(kw, kwdb, priced_buckets_local, cityHash64(location_id))",
+		// Webhooks: the outbox view fires where the insert lands; its table replicates.
+		"CREATE TABLE IF NOT EXISTS webhook_outbox ON CLUSTER kw",
+		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/webhook_outbox', '{replica}')",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS webhook_outbox_feed ON CLUSTER kw TO kwdb.webhook_outbox",
+		"FROM kwdb.documents\nWHERE kind = 'event'",
+		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/webhook_deliveries', '{replica}')",
+		"ReplicatedReplacingMergeTree('/clickhouse/tables/all/kwdb/webhook_cursor', '{replica}', position)",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("cluster DDL lacks %s", want)

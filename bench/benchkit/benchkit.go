@@ -42,7 +42,8 @@ func Config(db string) *config.Config {
 		Connect:   config.Connect{TokenTTL: time.Hour},
 		// The service's defaults (and KWHOUSE_LIMITS_* from the environment): the
 		// benchmarks must never meet the rates.
-		Limits: defaultLimits(),
+		Limits:   defaultLimits(),
+		Webhooks: config.Defaults().Webhooks,
 	}
 }
 

@@ -93,8 +93,12 @@ func Start(t testing.TB, opt Options) *API {
 		Schedules: config.Schedules{Horizon: 7 * 24 * time.Hour, MaxDevices: 100},
 		Connect:   config.Connect{TokenTTL: time.Hour},
 		// No rates (0: no limit) unless a test sets them; the query admission of production.
-		Limits: config.Limits{Queries: 8, AccountQueries: 4, QueryQueue: 32, QueryWait: 5 * time.Second},
+		Limits:   config.Limits{Queries: 8, AccountQueries: 4, QueryQueue: 32, QueryWait: 5 * time.Second},
+		Webhooks: config.Defaults().Webhooks,
 	}
+	// The webhook dispatcher runs only where a test turns it on (its outbox reads and
+	// endpoint look-ups would show in the statement counts of the other tests).
+	cfg.Webhooks.Dispatch = false
 	if opt.Configure != nil {
 		opt.Configure(cfg)
 	}

@@ -1,0 +1,95 @@
+package webhooks
+
+import (
+	"context"
+	"time"
+)
+
+// cursorEvery is how often at most the outbox position is stored: a restarted process
+// reads from the stored position less webhooks.overlap, and whatever it reads twice it
+// makes into the same deliveries (their ids derive from endpoint and event).
+const cursorEvery = time.Second
+
+// poll reads the outbox from the newest position less the overlap (events whose insert
+// finished after a later event's), and stores a delivery for each new event and each
+// endpoint that wants it before queueing them: once stored, a delivery survives any
+// process.
+func (d *Dispatcher) poll(ctx context.Context) error {
+	from := d.pos - d.cfg.Overlap.Microseconds()
+	for {
+		events, err := d.store.outbox(ctx, from, d.cfg.Batch)
+		if err != nil {
+			return err
+		}
+		if err := d.deliver(ctx, events); err != nil {
+			return err
+		}
+		if len(events) < d.cfg.Batch || events[len(events)-1].CreatedUS == from {
+			break
+		}
+		from = events[len(events)-1].CreatedUS
+	}
+	d.forgetSeen()
+	return d.saveCursor(ctx)
+}
+
+// deliver stores the deliveries of the events not seen before and queues them.
+func (d *Dispatcher) deliver(ctx context.Context, events []outboxEvent) error {
+	var states []state
+	var bodies [][]byte
+	var fresh []outboxEvent
+	for _, e := range events {
+		if _, ok := d.seen[e.ID]; ok {
+			continue
+		}
+		fresh = append(fresh, e)
+		if e.Type == EventTest {
+			continue // sent to its one endpoint by the API, never fanned out
+		}
+		eps, err := d.endpoints.of(ctx, e.Scope)
+		if err != nil {
+			return err
+		}
+		for _, ep := range eps {
+			if ep.Disabled || !ep.Wants(e.Type) || ep.CreatedUS > e.CreatedUS {
+				continue
+			}
+			states = append(states, state{EndpointID: ep.ID, DeliveryID: deliveryID(ep.ID, e.ID), Scope: e.Scope,
+				EventID: e.ID, EventType: e.Type, CreatedUS: e.CreatedUS, TimeUS: e.CreatedUS, State: StatePending,
+				NextUS: e.CreatedUS})
+			bodies = append(bodies, e.Body)
+		}
+	}
+	if err := d.store.write(ctx, states); err != nil {
+		return err
+	}
+	for _, e := range fresh {
+		d.seen[e.ID] = e.CreatedUS
+		d.pos = max(d.pos, e.CreatedUS)
+	}
+	for i, st := range states {
+		d.enqueue(&item{st: st, body: bodies[i], polled: true})
+	}
+	return nil
+}
+
+// forgetSeen drops the events that fell behind the overlap: they are not read again.
+func (d *Dispatcher) forgetSeen() {
+	edge := d.pos - d.cfg.Overlap.Microseconds()
+	for id, created := range d.seen {
+		if created < edge {
+			delete(d.seen, id)
+		}
+	}
+}
+
+func (d *Dispatcher) saveCursor(ctx context.Context) error {
+	if d.pos-d.savedPos < cursorEvery.Microseconds() {
+		return nil
+	}
+	if err := d.store.writeCursor(ctx, d.pos); err != nil {
+		return err
+	}
+	d.savedPos = d.pos
+	return nil
+}
