@@ -55,8 +55,11 @@ func (s *Store) PutIntensities(ctx context.Context, scope kwhouse.Scope, id stri
 	if err := checkIntensities(ivs); err != nil {
 		return IntensitiesResult{}, err
 	}
-	ver := uint64(s.now().UnixNano())
-	err := s.db.InsertRows(ctx, insertStmt, len(ivs), func(i int) []any {
+	ver, err := s.docs.Versions().Next(ctx, len(ivs))
+	if err != nil {
+		return IntensitiesResult{}, fmt.Errorf("versions of intensities: %w", err)
+	}
+	err = s.db.InsertRows(ctx, insertStmt, len(ivs), func(i int) []any {
 		iv := ivs[i]
 		return []any{scope.AccountID, scope.LiveByte(), id, iv.StartTime.Time().UTC(), iv.EndTime.Time().UTC(),
 			*iv.Intensity, ver + uint64(i)}

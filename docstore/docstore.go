@@ -100,6 +100,10 @@ func New(db *chstore.DB, cache Cache, now func() time.Time) *Store {
 // deployment's processes share) instead of its own clock.
 func (s *Store) SetVersionClock(c VersionClock) { s.versions = c }
 
+// Versions is the store's version clock, for the rows kept beside documents (market
+// prices, carbon intensities) that a later write must replace whichever process makes it.
+func (s *Store) Versions() VersionClock { return s.versions }
+
 // Now returns the store's clock reading.
 func (s *Store) Now() time.Time { return s.now() }
 

@@ -157,8 +157,11 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 	if err := checkPrices(prices); err != nil {
 		return PricesResult{}, err
 	}
-	ver := uint64(s.now().UnixNano())
-	err := s.db.InsertRows(ctx, insertPricesStmt, len(prices), func(i int) []any {
+	ver, err := s.docs.Versions().Next(ctx, len(prices))
+	if err != nil {
+		return PricesResult{}, fmt.Errorf("versions of prices: %w", err)
+	}
+	err = s.db.InsertRows(ctx, insertPricesStmt, len(prices), func(i int) []any {
 		p, conf := prices[i], 1.0
 		if p.Confidence != nil {
 			conf = *p.Confidence

@@ -73,8 +73,8 @@ return redis.call('GET', KEYS[1])
 
 // Next reserves n consecutive versions and returns the first: each is larger than every
 // version any process drew from the same counter before (every version this process drew
-// when Redis is down). It does not fail: Redis's failure is logged once and the local
-// clock answers (the error is for callers of an interface that may).
+// when Redis is down). It fails only when ctx ends: Redis's failure is logged once and
+// the local clock answers.
 func (c *Clock) Next(ctx context.Context, n int) (uint64, error) {
 	if n < 1 {
 		n = 1
@@ -83,6 +83,9 @@ func (c *Clock) Next(ctx context.Context, n int) (uint64, error) {
 		first, err := c.shared(ctx, n)
 		if err == nil {
 			return first, nil
+		}
+		if ctx.Err() != nil {
+			return 0, err // the caller gave up: Redis is not down for that
 		}
 		c.downTil.Store(time.Now().Add(c.backoff).UnixNano())
 		if !c.warned.Swap(true) {
