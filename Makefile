@@ -65,7 +65,7 @@ test-cluster: services ## Start the local cluster, run the API suite and the clu
 	$(CLUSTER_ENV) $(GO) test -count=1 -timeout 10m -v -run 'Cluster|Shards|KilledNode' ./conformance/
 
 .PHONY: test-short
-test-short: ## Only the tests that need no ClickHouse or Redis
+test-short: ## go test -short (no test skips in short mode: store tests still need KWHOUSE_TEST_* or Docker)
 	$(GO) test -short -count=1 ./...
 
 .PHONY: lint
@@ -89,7 +89,7 @@ bench-costs: services ## Cost query benchmark: 17.5 M readings, p50/p99 and the 
 	$(GO) run ./bench/costs
 
 .PHONY: bench-onboard
-bench-onboard: services ## Onboarding: location + tariff pairs/s with 1, 8, 32 clients; tariff_rates storage
+bench-onboard: services ## Onboarding: location + tariff pairs/s with 1, 8, 32 clients; kwhouse import of 100,000; tariff_rates storage
 	$(GO) run ./bench/onboard
 
 .PHONY: bench-load

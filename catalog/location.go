@@ -37,7 +37,7 @@ type Location struct {
 	PostalAddress *PostalAddress `json:"postal_address,omitempty"`
 	GeoLocation   *GeoLocation   `json:"geo_location,omitempty"`
 	// CarbonSeriesID names the carbon-intensity series the location uses instead of its
-	// country's default one (§9).
+	// country's default one (docs/costs.md, "Carbon intensity").
 	CarbonSeriesID string        `json:"carbon_series_id,omitempty"`
 	TariffStatus   *TariffStatus `json:"tariff_status,omitempty"`
 	TariffElements []string      `json:"tariff_elements"`

@@ -7,7 +7,7 @@ import (
 )
 
 // zones holds every zone loaded so far: time.LoadLocation reads and parses the zone's
-// file on each call (≈ 12 µs), which a fleet answer of 31,000 dated rows paid per row.
+// file on each call (≈ 12 µs), which a fleet answer of 31,000 dated rows would pay per row.
 var zones sync.Map // name → *time.Location
 
 // LoadZone returns the IANA zone name, loaded once per process.

@@ -134,7 +134,7 @@ func (e *costEnv) cost(id, query, start, end string) costBody {
 }
 
 // fleetAgrees checks that POST /costs/fleet gives, for the object of an interval answer,
-// the same buckets, records and money (DESIGN §10): every hand-computed interval test is
+// the same buckets, records and money (docs/costs.md, "POST /costs/fleet"): every hand-computed interval test is
 // a fleet test too.
 func (e *costEnv) fleetAgrees(id, query, start, end string, c costBody) {
 	e.t.Helper()

@@ -18,7 +18,7 @@ type errorBody struct {
 	Code        string `json:"code"`
 	Message     string `json:"message"`
 	Param       string `json:"param,omitempty"`
-	LiveMode    *bool  `json:"live_mode,omitempty"` // when the caller's mode is known (§9)
+	LiveMode    *bool  `json:"live_mode,omitempty"` // when the caller's mode is known (docs/api.md, "Errors")
 	RequestID   string `json:"request_id"`
 	TimeCreated string `json:"time_created"`
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/kwhouse/kwhouse/query"
 )
 
-// fleetBody is the body of POST /costs/fleet (DESIGN §10).
+// fleetBody is the body of POST /costs/fleet (docs/costs.md, "POST /costs/fleet").
 type fleetBody struct {
 	StartTime     *time.Time `json:"start_time"`
 	EndTime       *time.Time `json:"end_time"`

@@ -94,7 +94,7 @@ func TestSlotsThresholdOnAMarketDay(t *testing.T) {
 	if got, want := describeSlots(s), "01-10T16:00-01-11T00:00@0.2625~1 (480 min)"; got != want || s.Object != "slot_threshold" {
 		t.Errorf("HIGH: %s, want %s", got, want)
 	}
-	// The echo carries the price the cut resolved to (§9).
+	// The echo carries the price the cut resolved to (docs/api.md, "FlatPeak wire compatibility").
 	if got, want := s.echo(), "relative=0.25 absolute=0.15"; got != want {
 		t.Errorf("HIGH echo: %s, want %s", got, want)
 	}
@@ -193,7 +193,7 @@ func TestSlotsAbsoluteThresholdWithNegativePrices(t *testing.T) {
 	if got, want := describeSlots(s), "01-10T01:30-01-10T02:00@0.1~1 (30 min)"; got != want {
 		t.Errorf("HIGH absolute: %s, want %s", got, want)
 	}
-	// absolute sent: relative is the share of the window kept, 30 of 120 minutes (§9).
+	// absolute sent: relative is the share of the window kept, 30 of 120 minutes (docs/api.md).
 	if got, want := s.echo(), "relative=0.25 absolute=0.06"; got != want {
 		t.Errorf("HIGH absolute echo: %s, want %s", got, want)
 	}

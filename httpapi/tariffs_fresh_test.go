@@ -11,7 +11,7 @@ import (
 
 // A new location's first tariff of a direction and type is created without reading the
 // location's tariffs (the fresh marker), and the marker is trusted once: of concurrent
-// overlapping creates exactly one succeeds, the rest answer 409 as before.
+// overlapping creates exactly one succeeds, the rest answer 409 (overlapping_contract).
 func TestFreshLocationFirstTariff(t *testing.T) {
 	var lists atomic.Int64
 	api := apitest.Start(t, apitest.Options{Observe: func(st chstore.Statement) {

@@ -60,7 +60,7 @@ func normalise(r *rawRecord) (Record, string) {
 			return Record{}, fieldNames[req] + " is required"
 		}
 	}
-	// Free-text fields must be valid UTF-8 (§9); every other string field is checked
+	// Free-text fields must be valid UTF-8 (docs/ingest.md); every other string field is checked
 	// against an ASCII grammar below, which invalid bytes fail anyway.
 	for _, i := range []int{fSessionRef, fRecordRef, fMeasurand} {
 		if !utf8.ValidString(f[i]) {

@@ -70,7 +70,7 @@ FROM
 {{- if .ExtSegments}}
 -- The "segments" of the plan, read out beforehand by the same statement (segment_rows)
 -- and sent with this query as the external table _segs: 18.16 analyses a nested subquery
--- again for every level above it (a market year's cost query: 139 → 63–72 ms).
+-- again for every level above it (a market year's cost query: 63–72 ms, 139 ms nested).
 SELECT loc, comp, ctr, ss, se, tier, hi, price, sconf FROM _segs
 {{- else}}
 {{template "segments" .}}

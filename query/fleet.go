@@ -12,7 +12,7 @@ import (
 	"github.com/kwhouse/kwhouse/catalog"
 )
 
-// Fleet request values (DESIGN §10).
+// Fleet request values (docs/costs.md, "POST /costs/fleet").
 const (
 	GroupLocation = "location"
 	GroupDevice   = "device"

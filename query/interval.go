@@ -35,7 +35,7 @@ type CostRequest struct {
 // CostFlags add detail to a cost answer.
 type CostFlags struct {
 	IncludeTariff bool // rate and components on every tariff object
-	IncludeCarbon bool // carbon objects and carbon_units (§9)
+	IncludeCarbon bool // carbon objects and carbon_units (docs/costs.md, "Carbon intensity")
 }
 
 // Amount is money or energy, written with at most 6 decimals.
@@ -55,7 +55,7 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 }
 
 // EnergyValue is {"value": whole Wh, "value_exact": Wh}: FlatPeak declares value an
-// integer; value_exact keeps the unrounded energy that money is computed from (§9).
+// integer; value_exact keeps the unrounded energy that money is computed from (docs/api.md).
 type EnergyValue struct {
 	Value      int64  `json:"value"`
 	ValueExact Amount `json:"value_exact"`

@@ -9,7 +9,7 @@ import (
 
 // intervalRows prices an interval request. A tiered location's days and months are summed
 // by the fleet query for that one location: it reads the records once, where cost.sql's
-// per-record JOIN reads them twice (a month by DAY: see docs/benchmarks.md, session 7).
+// per-record JOIN reads them twice and takes about twice as long (docs/benchmarks.md, "Costs").
 // Records, sessions, devices and carbon keep cost.sql's per-record rows.
 func (c *Pricer) intervalRows(ctx context.Context, a costArgs, req CostRequest) ([]costRow, error) {
 	if !a.plan.Tiered || !a.daily || a.session != "" || a.device != "" || req.IncludeCarbon || c.joinOnly {

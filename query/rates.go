@@ -67,7 +67,7 @@ type RatesRequest struct {
 	Direction     string
 	Start, End    time.Time
 	IncludeTariff bool
-	IncludeCarbon bool // cut the timeline at intensity changes too and add carbon (§9)
+	IncludeCarbon bool // cut the timeline at intensity changes too and add carbon (docs/costs.md, "Carbon intensity")
 }
 
 // Rates returns the price timeline of a location (import = commodity + non-commodity,

@@ -45,7 +45,7 @@ type Slot struct {
 type SlotRequestEcho struct {
 	Direction string            `json:"direction"`
 	Segment   string            `json:"segment"`
-	Relative  *float64          `json:"relative,omitempty"` // threshold slots echo both numbers (§9)
+	Relative  *float64          `json:"relative,omitempty"` // threshold slots echo both numbers (docs/api.md)
 	Absolute  *float64          `json:"absolute,omitempty"`
 	Duration  *float64          `json:"duration,omitempty"`
 	StartTime catalog.Timestamp `json:"start_time"`
@@ -139,7 +139,7 @@ func (c *Pricer) Threshold(ctx context.Context, scope kwhouse.Scope, req SlotReq
 		}
 	}
 	out := c.slotsResponse(scope, loc, req, "slot_threshold", kept)
-	// FlatPeak requires both numbers: the one not sent is what the cut resolved to (§9).
+	// FlatPeak requires both numbers: the one not sent is what the cut resolved to (docs/api.md).
 	absolute, relative := cut, 0.0
 	if window := req.End.Unix() - req.Start.Unix(); window > 0 {
 		relative = float64(keptSecs) / float64(window)

@@ -16,7 +16,7 @@ func (s *Service) draft(ctx context.Context, scope kwhouse.Scope, in Input, loc 
 	t := s.newTariff(scope, in, loc)
 	var err error
 	if t.MarketRates && t.MarketID == "" {
-		// No market_id: the account's default market of the location's country (§9).
+		// No market_id: the account's default market of the location's country (docs/costs.md, "Markets").
 		if t.MarketID, err = s.defaultMarketOf(ctx, scope, loc); err != nil {
 			return Tariff{}, err
 		}

@@ -10,12 +10,12 @@ import (
 // A location created through the API has no tariffs. Until its first tariff of each
 // direction and type, a one-time marker in Redis says so, and that create skips reading
 // the location's tariffs for the overlap check: the read scans the location ids of every
-// tariff of the account (4–7 ms at 100,000 tariffs) and was the largest part of
-// onboarding's ClickHouse work (docs/benchmarks.md, onboarding session 9).
+// tariff of the account (4–7 ms at 100,000 tariffs), the largest part of onboarding's
+// ClickHouse work when it runs (docs/benchmarks.md, "Onboarding").
 //
 // The marker is taken — deleted, atomically — under the tariff lock before the write, so
 // at most one create ever trusts it; once taken, expired, lost with Redis or never set
-// (Redis down, or locations from kwhouse import), creates read as before. Only a location
+// (Redis down, or locations from kwhouse import), creates read the tariffs. Only a location
 // create sets markers, and only after its location is stored, before its id is known to
 // anyone.
 

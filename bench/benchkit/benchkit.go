@@ -102,7 +102,7 @@ func ServingDefaults(c *config.Config) {
 
 // Start is StartFresh on the database as it is (migrated, not dropped): for benchmarks
 // that isolate each run in an account of its own, as a running service does, instead of
-// deleting the last run's files first (see docs/benchmarks.md, onboarding session 9).
+// deleting the last run's files first (see docs/benchmarks.md, "Onboarding").
 func Start(ctx context.Context, db, prefix string) (a *app.App, base string, close func(), err error) {
 	return start(ctx, db, prefix, false, nil)
 }

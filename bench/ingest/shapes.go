@@ -21,7 +21,7 @@ type shape struct {
 	ndjson     bool // (a) streams one application/x-ndjson body
 }
 
-// shapes are the fleet shapes users send (issue 17).
+// shapes are the fleet shapes users send (docs/benchmarks.md, "Ingest").
 var shapes = []shape{
 	{name: "realtime", about: "10,000 locations × 1 half-hour per request (a half-hourly push), 4 clients",
 		locations: 10000, slots: 50, days: 1, slotMajor: true, perRequest: 10000, clients: 4},

@@ -183,8 +183,8 @@ func (c cpuTimes) minus(o cpuTimes) cpuTimes { return cpuTimes{c.user - o.user, 
 
 // serverCPU reads the local clickhouse-server's CPU times from /proc (zero when it is not
 // found). Every document write is a ClickHouse insert that creates a part of ~34 files:
-// on a filesystem that is slow to create files (see docs/benchmarks.md, onboarding session
-// 9) the kernel share per pair grows, and the rate with it.
+// on a filesystem that is slow to create files (see docs/benchmarks.md, "Onboarding")
+// the kernel share per pair grows, and the rate with it.
 func serverCPU() cpuTimes {
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
