@@ -23,7 +23,7 @@ import (
 	"github.com/kwhouse/kwhouse/bench/benchkit"
 )
 
-// hostile is one misbehaving tenant (issue 28's findings 2–4), as two accounts: a owns a
+// hostile is one misbehaving tenant (slow bodies, stalled readers, oversized bodies and NDJSON failures), as two accounts: a owns a
 // fleet large enough for a multi-megabyte CSV answer, a market, a carbon series and a
 // location for register readings; b only sends slow bodies.
 type hostile struct {
