@@ -3,6 +3,7 @@ package tariffs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -78,20 +79,33 @@ func (s *Service) followers(ctx context.Context, scope kwhouse.Scope, market str
 	return out, nil
 }
 
-// dropBuckets marks a deleted location's prices changed everywhere and deletes its
-// priced buckets (a mutation: they go in the background; marked, none is served meanwhile).
+// dropBuckets marks a deleted location's prices changed everywhere, so that none of its
+// priced buckets is served again, and then deletes them in the background: a mutation,
+// which on a cluster is DDL that waits for every node (distributed_ddl_task_timeout, 180 s
+// with a node down), so the location's delete does not wait for it. A process that stops
+// first leaves the buckets marked stale, never served (the location is gone).
 func (s *Service) dropBuckets(ctx context.Context, scope kwhouse.Scope, location string) error {
 	if err := s.markLocations(ctx, scope, location); err != nil {
 		return err
 	}
+	go s.deleteBuckets(context.WithoutCancel(ctx), scope, location)
+	return nil
+}
+
+// bucketDeleteTimeout bounds the background delete of a location's buckets.
+const bucketDeleteTimeout = 5 * time.Minute
+
+func (s *Service) deleteBuckets(ctx context.Context, scope kwhouse.Scope, location string) {
+	ctx, cancel := context.WithTimeout(ctx, bucketDeleteTimeout)
+	defer cancel()
 	st := dropBucketsStmt
 	if s.db.Cluster != "" { // a mutation runs on each shard's table, not the Distributed one
 		st = st.With("ALTER TABLE priced_buckets_local " + s.db.OnCluster() + " DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")
 	}
 	if err := s.db.Exec(ctx, st, scope.AccountID, scope.LiveByte(), location); err != nil {
-		return fmt.Errorf("delete the priced buckets of %s: %w", location, err)
+		slog.Warn("delete the priced buckets of a deleted location (they stay marked stale)",
+			"location", location, "err", err)
 	}
-	return nil
 }
 
 // markPrices records a market price write: the locations following the market change
