@@ -14,17 +14,7 @@ func TestLateReadingsForAClosedDayEmitCostRevised(t *testing.T) {
 	rcv := newReceiver(t, always(200))
 	d := h.dispatcher()
 	h.endpoint(rcv.url(), "cost.revised")
-	loc := h.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}).Map(t)["id"].(string)
-	if r := h.do("POST", "/tariffs/elements", map[string]any{"location_id": loc, "direction": "IMPORT", "type": "COMMODITY",
-		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2035-01-01T00:00:00Z",
-		"schedule": []any{map[string]any{"months": []string{"All"}, "days_and_hours": []any{map[string]any{"days": []string{"All"},
-			"hours": []any{map[string]any{"valid_from": "00:00:00", "valid_to": "00:00:00", "rate": []any{map[string]any{"fixed": 0.20}}}}}}}},
-	}); r.Status != 200 {
-		t.Fatalf("tariff: %d %s", r.Status, r.Body)
-	}
-	london, _ := time.LoadLocation("Europe/London")
-	now := h.clock.Now().In(london)
-	day := time.Date(now.Year(), now.Month(), now.Day()-3, 0, 0, 0, 0, london)
+	loc, day := closedDay(t, h)
 	// read stores a half-hour reading of wh at each of at (one request).
 	read := func(wh float64, at ...time.Time) {
 		t.Helper()
@@ -90,6 +80,23 @@ func TestLateReadingsWithoutSubscriberEmitNothing(t *testing.T) {
 	h := start(t, nil)
 	rcv := newReceiver(t, always(200))
 	h.endpoint(rcv.url(), "location.create") // an endpoint, but not of cost.revised
+	loc, day := closedDay(t, h)
+	for _, wh := range []float64{1000, 1500} { // the second re-sends the reading: a revision
+		r := h.do("PUT", "/meters/interval", []any{map[string]any{"location_id": loc, "units": "WH", "value": wh,
+			"start_time": day.UTC().Format(time.RFC3339), "end_time": day.Add(30 * time.Minute).UTC().Format(time.RFC3339)}})
+		if r.Status != 200 {
+			t.Fatalf("reading: %d %s", r.Status, r.Body)
+		}
+	}
+	if n := len(h.do("GET", "/events?event_type=cost.revised", nil).Map(t)["data"].([]any)); n != 0 {
+		t.Errorf("%d cost.revised events without an endpoint taking them, want 0", n)
+	}
+}
+
+// closedDay creates a London location priced at 0.20/kWh and returns it with the start of
+// the local day three days ago (closed: older than revision_after).
+func closedDay(t *testing.T, h *harness) (string, time.Time) {
+	t.Helper()
 	loc := h.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}).Map(t)["id"].(string)
 	if r := h.do("POST", "/tariffs/elements", map[string]any{"location_id": loc, "direction": "IMPORT", "type": "COMMODITY",
 		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2035-01-01T00:00:00Z",
@@ -101,14 +108,5 @@ func TestLateReadingsWithoutSubscriberEmitNothing(t *testing.T) {
 	london, _ := time.LoadLocation("Europe/London")
 	now := h.clock.Now().In(london)
 	day := time.Date(now.Year(), now.Month(), now.Day()-3, 0, 0, 0, 0, london)
-	for _, wh := range []float64{1000, 1500} { // the second re-sends the reading: a revision
-		r := h.do("PUT", "/meters/interval", []any{map[string]any{"location_id": loc, "units": "WH", "value": wh,
-			"start_time": day.UTC().Format(time.RFC3339), "end_time": day.Add(30 * time.Minute).UTC().Format(time.RFC3339)}})
-		if r.Status != 200 {
-			t.Fatalf("reading: %d %s", r.Status, r.Body)
-		}
-	}
-	if n := len(h.do("GET", "/events?event_type=cost.revised", nil).Map(t)["data"].([]any)); n != 0 {
-		t.Errorf("%d cost.revised events without an endpoint taking them, want 0", n)
-	}
+	return loc, day
 }
