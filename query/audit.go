@@ -15,18 +15,12 @@ import (
 // TariffRateAudit is FlatPeak's TariffRateAudit: the price timeline of a location, each
 // period with how its price came about.
 type TariffRateAudit struct {
-	ID               string            `json:"id"`
-	Object           string            `json:"object"`
-	LiveMode         bool              `json:"live_mode"`
-	LocationID       string            `json:"location_id"`
-	LocationTimezone string            `json:"location_timezone"`
-	CurrencyCode     string            `json:"currency_code"`
-	Direction        string            `json:"direction"`
-	Request          AuditRequestEcho  `json:"request"`
-	MarketSources    []string          `json:"market_sources"`
-	Data             []AuditItem       `json:"data"`
-	TimeCreated      catalog.Timestamp `json:"time_created"`
-	AccountID        string            `json:"account_id"`
+	LocationAnswer
+	Request       AuditRequestEcho  `json:"request"`
+	MarketSources []string          `json:"market_sources"`
+	Data          []AuditItem       `json:"data"`
+	TimeCreated   catalog.Timestamp `json:"time_created"`
+	AccountID     string            `json:"account_id"`
 }
 
 // AuditRequestEcho repeats an audit request.
@@ -105,8 +99,7 @@ func (c *Pricer) Audit(ctx context.Context, scope kwhouse.Scope, req RatesReques
 		return TariffRateAudit{}, err
 	}
 	dir := directionOr(req.Direction)
-	out := TariffRateAudit{ID: kwhouse.NewID("tra_"), Object: "tariff_rate_audit", LiveMode: scope.LiveMode, LocationID: loc.ID,
-		LocationTimezone: loc.Timezone, CurrencyCode: loc.CurrencyCode, Direction: dir, MarketSources: []string{},
+	out := TariffRateAudit{LocationAnswer: newLocationAnswer("tra_", "tariff_rate_audit", scope, loc, dir), MarketSources: []string{},
 		Request:     AuditRequestEcho{Direction: dir, StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End)},
 		TimeCreated: catalog.Timestamp(c.now()), AccountID: scope.AccountID, Data: []AuditItem{}}
 	comps := map[int][]explainedSource{}

@@ -45,20 +45,14 @@ type RatesRequestEcho struct {
 
 // TariffRates is the tariff_rate response of GET /tariffs/rates/{location_id}.
 type TariffRates struct {
-	ID               string            `json:"id"`
-	Object           string            `json:"object"`
-	LiveMode         bool              `json:"live_mode"`
-	LocationID       string            `json:"location_id"`
-	LocationTimezone string            `json:"location_timezone"`
-	CurrencyCode     string            `json:"currency_code"`
-	Direction        string            `json:"direction"`
-	CarbonUnits      string            `json:"carbon_units,omitempty"` // with include_carbon
-	LastUpdated      catalog.Timestamp `json:"last_updated"`
-	NextUpdate       catalog.Timestamp `json:"next_update"`
-	Request          RatesRequestEcho  `json:"request"`
-	Data             []RateItem        `json:"data"`
-	TimeCreated      catalog.Timestamp `json:"time_created"`
-	AccountID        string            `json:"account_id"`
+	LocationAnswer
+	CarbonUnits string            `json:"carbon_units,omitempty"` // with include_carbon
+	LastUpdated catalog.Timestamp `json:"last_updated"`
+	NextUpdate  catalog.Timestamp `json:"next_update"`
+	Request     RatesRequestEcho  `json:"request"`
+	Data        []RateItem        `json:"data"`
+	TimeCreated catalog.Timestamp `json:"time_created"`
+	AccountID   string            `json:"account_id"`
 }
 
 // RatesRequest asks for a location's price timeline.
@@ -79,8 +73,7 @@ func (c *Pricer) Rates(ctx context.Context, scope kwhouse.Scope, req RatesReques
 		return TariffRates{}, err
 	}
 	now := catalog.Timestamp(c.now())
-	out := TariffRates{ID: kwhouse.NewID(kwhouse.PrefixRates), Object: "tariff_rate", LiveMode: scope.LiveMode,
-		LocationID: loc.ID, LocationTimezone: loc.Timezone, CurrencyCode: loc.CurrencyCode, Direction: directionOr(req.Direction),
+	out := TariffRates{LocationAnswer: newLocationAnswer(kwhouse.PrefixRates, "tariff_rate", scope, loc, directionOr(req.Direction)),
 		LastUpdated: now, NextUpdate: catalog.Timestamp(req.End), TimeCreated: now, AccountID: scope.AccountID, Data: []RateItem{},
 		Request: RatesRequestEcho{IncludeTariff: req.IncludeTariff, IncludeCarbon: req.IncludeCarbon, Direction: directionOr(req.Direction),
 			StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End)}}

@@ -54,19 +54,13 @@ type SlotRequestEcho struct {
 
 // Slots is the slot_threshold or slot_time response.
 type Slots struct {
-	ID               string            `json:"id"`
-	Object           string            `json:"object"`
-	LiveMode         bool              `json:"live_mode"`
-	LocationID       string            `json:"location_id"`
-	LocationTimezone string            `json:"location_timezone"`
-	CurrencyCode     string            `json:"currency_code"`
-	Direction        string            `json:"direction"`
-	Duration         int64             `json:"duration"`
-	NextUpdate       catalog.Timestamp `json:"next_update"`
-	Request          SlotRequestEcho   `json:"request"`
-	Data             []Slot            `json:"data"`
-	TimeCreated      catalog.Timestamp `json:"time_created"`
-	AccountID        string            `json:"account_id"`
+	LocationAnswer
+	Duration    int64             `json:"duration"`
+	NextUpdate  catalog.Timestamp `json:"next_update"`
+	Request     SlotRequestEcho   `json:"request"`
+	Data        []Slot            `json:"data"`
+	TimeCreated catalog.Timestamp `json:"time_created"`
+	AccountID   string            `json:"account_id"`
 }
 
 // validate reports every problem of a threshold (or, threshold false, a duration) slot
@@ -216,8 +210,7 @@ func (c *Pricer) TimeSlots(ctx context.Context, scope kwhouse.Scope, req SlotReq
 func (c *Pricer) slotsResponse(scope kwhouse.Scope, loc catalog.Location, req SlotRequest, object string, kept []RatePeriod) Slots {
 	prefix := kwhouse.PrefixSlot
 	now := catalog.Timestamp(c.now())
-	out := Slots{ID: kwhouse.NewID(prefix), Object: object, LiveMode: scope.LiveMode, LocationID: loc.ID,
-		LocationTimezone: loc.Timezone, CurrencyCode: loc.CurrencyCode, Direction: directionOr(req.Direction),
+	out := Slots{LocationAnswer: newLocationAnswer(prefix, object, scope, loc, directionOr(req.Direction)),
 		NextUpdate: catalog.Timestamp(req.End), TimeCreated: now, AccountID: scope.AccountID, Data: []Slot{},
 		Request: SlotRequestEcho{Direction: directionOr(req.Direction), Segment: req.Segment, Relative: req.Relative,
 			Absolute: req.Absolute, Duration: req.Duration, StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End)}}
