@@ -135,6 +135,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	registerBucketMetrics(reg, a.Pricer, a.BucketPricer)
 	a.buildWebhooks(docs, opt)
 	a.Ingest.SetRevisions(webhooks.NewReviser(a.Pricer, a.Catalog, cfg.Webhooks.RevisionAfter, log))
+	a.Ingest.SetCompletions(webhooks.NewBatchEvents(docs, log))
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),

@@ -26,6 +26,8 @@ type Batch struct {
 	FailedRecordsCount int            `json:"failed_records_count"`
 	TimeCreated        time.Time      `json:"time_created"`
 	AccountID          string         `json:"account_id"`
+
+	covers extent // the accepted records' locations and time (Completions)
 }
 
 // FailedRecord is a record that was not stored, and why.

@@ -169,7 +169,7 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 	if err := s.saveRegisters(ctx, scope, key, regs); err != nil {
 		return Batch{}, err
 	}
-	return b, nil
+	return s.completed(ctx, scope, b, nil)
 }
 
 // lastRegister returns the latest stored reading before the first new one, or nil.

@@ -29,6 +29,8 @@ type Service struct {
 	charge     func(ctx context.Context, scope kwhouse.Scope, n int) error
 	versions   VersionClock
 	revisions  Revisions // told of records before they are written (SetRevisions)
+	// completions is told of each complete request body (SetCompletions).
+	completions Completions
 }
 
 // VersionClock hands out row versions: Next reserves n consecutive ones and returns the
@@ -117,7 +119,8 @@ func (s *Service) SubmitInterval(ctx context.Context, scope kwhouse.Scope, body 
 	if err := s.chargeFor(ctx, scope, p.submitted); err != nil {
 		return Batch{}, err
 	}
-	return s.store(ctx, scope, p, queued)
+	b, err := s.store(ctx, scope, p, queued)
+	return s.completed(ctx, scope, b, err)
 }
 
 // parsed holds a request's records after validation.
@@ -172,6 +175,7 @@ func (b *Batch) add(p *parsed) {
 	b.RecordsProcessed += p.submitted
 	b.FailedRecordsCount += p.failed.count
 	b.FailedRecords = firstFailed(append(b.FailedRecords, p.failed.kept...), p.failed.keep)
+	b.covers.add(p.records)
 }
 
 // write stores p's accepted records under batch summary, and the summary itself once

@@ -61,7 +61,7 @@ func (s *Service) SubmitIntervalStream(ctx context.Context, scope kwhouse.Scope,
 			return Batch{}, err
 		}
 	}
-	return st.b, st.wait()
+	return s.completed(ctx, scope, st.b, st.wait())
 }
 
 // skipLine reads up to and including the next newline (or to the end), keeping none of it.

@@ -71,19 +71,28 @@ type harness struct {
 	clock *testkit.Clock
 	cfg   config.Webhooks
 	do    func(method, path string, body any) apitest.Response
+	auth  string // the Authorization of do
 	n     int
 }
 
 func start(t *testing.T, configure func(*config.Webhooks)) *harness {
-	h := &harness{t: t, clock: &testkit.Clock{}}
-	h.api = apitest.Start(t, apitest.Options{Now: h.clock.Now, Configure: func(c *config.Config) {
-		c.Webhooks.Dispatch = false // the test makes and drives its own
+	return startConfig(t, func(c *config.Config) {
 		if configure != nil {
 			configure(&c.Webhooks)
 		}
+	})
+}
+
+// startConfig is start with the whole configuration at hand.
+func startConfig(t *testing.T, configure func(*config.Config)) *harness {
+	h := &harness{t: t, clock: &testkit.Clock{}}
+	h.api = apitest.Start(t, apitest.Options{Now: h.clock.Now, Configure: func(c *config.Config) {
+		c.Webhooks.Dispatch = false // the test makes and drives its own
+		configure(c)
 		h.cfg = c.Webhooks
 	}})
-	h.do = h.api.As(h.api.NewAccount("hooks").Test())
+	h.auth = h.api.NewAccount("hooks").Test()
+	h.do = h.api.As(h.auth)
 	return h
 }
 

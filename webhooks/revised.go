@@ -45,20 +45,16 @@ type Reviser struct {
 	after   time.Duration
 	now     func() time.Time
 	log     *slog.Logger
-	// endpoints tells whether a scope has an endpoint taking cost.revised: a scope with
-	// none pays nothing for its late readings (a backfill of history stays a plain write).
-	endpoints *endpointCache
+	// subs tells whether a scope has an endpoint taking cost.revised: a scope with none
+	// pays nothing for its late readings (a backfill of history stays a plain write).
+	subs subscribers
 }
-
-// subscriberTTL is how long the reviser reuses a scope's endpoint list: an endpoint
-// created through another process takes cost.revised events from at most this later.
-const subscriberTTL = 5 * time.Second
 
 // NewReviser returns the reviser of the cost.revised events.
 func NewReviser(pricer *query.Pricer, cat *catalog.Catalog, after time.Duration, log *slog.Logger) *Reviser {
 	docs := cat.Docs()
 	return &Reviser{pricer: pricer, catalog: cat, docs: docs, after: after, now: docs.Now, log: log,
-		endpoints: newEndpointCache(docs, subscriberTTL, docs.Now)}
+		subs: newSubscribers(docs, log)}
 }
 
 // revisedSpan is one object's and direction's closed days a request touches.
@@ -75,7 +71,7 @@ type revisedSpan struct {
 // prices them again and reports the changes once they are. A failure to price is logged
 // and costs the events, never the readings.
 func (r *Reviser) Revising(ctx context.Context, scope kwhouse.Scope, records []ingest.Record) (func(context.Context, bool), error) {
-	if !r.subscribed(ctx, scope) {
+	if !r.subs.want(ctx, scope, EventRevised) {
 		return func(context.Context, bool) {}, nil
 	}
 	spans := r.closedDays(ctx, scope, records)
@@ -245,20 +241,4 @@ func (r *Reviser) report(ctx context.Context, scope kwhouse.Scope, spans map[str
 func same(a, b query.CostItem) bool {
 	round := func(v query.Amount) float64 { return math.Round(float64(v) * 1e6) }
 	return round(a.Energy.ValueExact) == round(b.Energy.ValueExact) && round(a.Tariff.Value) == round(b.Tariff.Value)
-}
-
-// subscribed reports whether scope has an enabled endpoint that takes cost.revised. A
-// failure to tell counts as subscribed: the events are not to be lost.
-func (r *Reviser) subscribed(ctx context.Context, scope kwhouse.Scope) bool {
-	list, err := r.endpoints.of(ctx, scope)
-	if err != nil {
-		r.log.Warn("cost.revised: endpoints of scope", "account", scope.AccountID, "err", err)
-		return true
-	}
-	for _, e := range list {
-		if !e.Disabled && e.Wants(EventRevised) {
-			return true
-		}
-	}
-	return false
 }

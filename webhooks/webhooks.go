@@ -24,6 +24,8 @@ const (
 	EventDisabled = "webhook.disabled" // an endpoint failed for webhooks.disable_after and was disabled
 	EventTest     = "webhook.test"     // sent by POST /webhooks/{id}/test to that endpoint only
 	EventRevised  = "cost.revised"     // a closed local day's energy or money changed
+
+	EventBatchCompleted = "meter.batch.completed" // a request body of readings was stored
 )
 
 // EventTypes are the event types an endpoint may subscribe to.
@@ -32,7 +34,7 @@ var EventTypes = []string{
 	"customer.create", "customer.delete", "customer.update",
 	"device.create", "device.delete", "device.update",
 	"location.create", "location.delete", "location.update",
-	"market.create",
+	"market.create", EventBatchCompleted,
 	"tariff.create", "tariff.delete", "tariff.update",
 	EventDisabled,
 }
