@@ -134,7 +134,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	registerBucketMetrics(reg, a.Pricer, a.BucketPricer)
 	a.buildWebhooks(docs, opt)
-	a.Ingest.SetRevisions(webhooks.NewReviser(a.Pricer, a.Catalog, cfg.Webhooks.RevisionAfter, log))
+	reviser := webhooks.NewReviser(a.Pricer, a.Catalog, db, cfg.Webhooks.RevisionAfter, log)
+	a.Ingest.SetRevisions(reviser)
+	a.Tariffs.SetRevisions(reviser)
 	a.Ingest.SetCompletions(webhooks.NewBatchEvents(docs, log))
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,

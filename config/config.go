@@ -61,6 +61,10 @@ type Webhooks struct {
 	EndpointConcurrency int           `mapstructure:"endpoint_concurrency"`
 	EndpointCacheTTL    time.Duration `mapstructure:"endpoint_cache_ttl"` // how long a process reuses an account's endpoint list
 	DisableAfter        time.Duration `mapstructure:"disable_after"`      // an endpoint failing this long is disabled
+	// WriteInterval is the least time between two inserts of delivery states (new
+	// deliveries and attempts' outcomes, written together): the states that come meanwhile
+	// share the next insert.
+	WriteInterval time.Duration `mapstructure:"write_interval"`
 }
 
 // Limits keep any one account from taking the service from the others: request and
@@ -331,6 +335,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("webhooks.endpoint_concurrency", 16)
 	v.SetDefault("webhooks.endpoint_cache_ttl", 5*time.Second)
 	v.SetDefault("webhooks.disable_after", 5*24*time.Hour)
+	v.SetDefault("webhooks.write_interval", 200*time.Millisecond)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.format", "json")
 }

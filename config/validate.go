@@ -217,7 +217,7 @@ func (w Webhooks) validate(add func(key, format string, args ...any)) {
 		}
 	}
 	notNegative := map[string]time.Duration{"webhooks.overlap": w.Overlap, "webhooks.revision_after": w.RevisionAfter,
-		"webhooks.endpoint_cache_ttl": w.EndpointCacheTTL}
+		"webhooks.endpoint_cache_ttl": w.EndpointCacheTTL, "webhooks.write_interval": w.WriteInterval}
 	for _, key := range slices.Sorted(maps.Keys(notNegative)) {
 		if notNegative[key] < 0 {
 			add(key, "must not be negative")

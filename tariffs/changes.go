@@ -108,15 +108,16 @@ func (s *Service) deleteBuckets(ctx context.Context, scope kwhouse.Scope, locati
 	}
 }
 
-// markPrices records a market price write: the locations following the market change
-// over the written intervals only (tomorrow's prices leave every past bucket served).
-func (s *Service) markPrices(ctx context.Context, scope kwhouse.Scope, market string, prices []MarketPrice) error {
+// pricesChange is what a market price write changes: the records of the locations
+// following the market, over the written intervals only (tomorrow's prices leave every
+// past bucket served).
+func (s *Service) pricesChange(ctx context.Context, scope kwhouse.Scope, market string, prices []MarketPrice) (PriceChange, error) {
 	if len(prices) == 0 {
-		return nil
+		return PriceChange{}, nil
 	}
 	locations, err := s.followers(ctx, scope, market)
-	if err != nil || len(locations) == 0 {
-		return err
+	if err != nil {
+		return PriceChange{}, err
 	}
 	from, to := prices[0].StartTime.Time(), prices[0].EndTime.Time()
 	for _, p := range prices {
@@ -127,5 +128,5 @@ func (s *Service) markPrices(ctx context.Context, scope kwhouse.Scope, market st
 			to = t
 		}
 	}
-	return s.markRange(ctx, scope, locations, from, to)
+	return PriceChange{Locations: locations, From: from, To: to}, nil
 }

@@ -161,18 +161,20 @@ func (s *Service) PutPrices(ctx context.Context, scope kwhouse.Scope, id string,
 	if err != nil {
 		return PricesResult{}, fmt.Errorf("versions of prices: %w", err)
 	}
-	err = s.db.InsertRows(ctx, insertPricesStmt, len(prices), func(i int) []any {
-		p, conf := prices[i], 1.0
-		if p.Confidence != nil {
-			conf = *p.Confidence
-		}
-		return []any{scope.AccountID, scope.LiveByte(), id, p.StartTime.Time().UTC(), p.EndTime.Time().UTC(),
-			*p.Price, conf, ver + uint64(i)}
-	})
-	s.endEpoch(ctx, scope) // also after a failure: a block answered with an error may still have landed
-	if merr := s.markPrices(ctx, scope, id, prices); merr != nil {
-		err = errors.Join(err, merr)
+	ch, err := s.pricesChange(ctx, scope, id, prices)
+	if err != nil {
+		return PricesResult{}, err
 	}
+	err = s.priceWrite(ctx, scope, ch, func() error {
+		return s.db.InsertRows(ctx, insertPricesStmt, len(prices), func(i int) []any {
+			p, conf := prices[i], 1.0
+			if p.Confidence != nil {
+				conf = *p.Confidence
+			}
+			return []any{scope.AccountID, scope.LiveByte(), id, p.StartTime.Time().UTC(), p.EndTime.Time().UTC(),
+				*p.Price, conf, ver + uint64(i)}
+		})
+	})
 	if err != nil {
 		return PricesResult{}, fmt.Errorf("put prices of %s: %w", id, err)
 	}

@@ -110,6 +110,8 @@ type Service struct {
 	lists    *EpochMemo[[]Tariff] // location tariff lists by pricing epoch (readTariffs)
 	scopes   *EpochMemo[[]Tariff] // every tariff of a scope by pricing epoch (PlanFleet)
 	epochs   docstore.Cache       // where pricing epochs live (SetEpochCache); nil: the document cache
+	// revisions is told of price writes before they are made (SetRevisions).
+	revisions PriceRevisions
 }
 
 // NewService returns a Service; the catalog shows its tariffs once given it
@@ -273,9 +275,24 @@ func (s *Service) save(ctx context.Context, scope kwhouse.Scope, t *Tariff, even
 	if err != nil {
 		return err
 	}
-	err = catalog.Commit(ctx, s.docs, scope, ch)
-	s.endEpoch(ctx, scope) // also after a failure: a write answered 503 may still have landed
-	return errors.Join(err, s.markLocations(ctx, scope, t.LocationID))
+	return s.priceWrite(ctx, scope, PriceChange{Locations: []string{t.LocationID}, Every: true}, func() error {
+		return catalog.Commit(ctx, s.docs, scope, ch)
+	})
+}
+
+// priceWrite makes a tariff write that changes prices as ch says: told to the revisions
+// before, then the write, the end of the pricing epoch and the change records, also after
+// a failure (a write answered 503 may still have landed).
+func (s *Service) priceWrite(ctx context.Context, scope kwhouse.Scope, ch PriceChange, write func() error) error {
+	done, err := s.revising(ctx, scope, ch)
+	if err != nil {
+		return err
+	}
+	err = write()
+	s.endEpoch(ctx, scope)
+	err = errors.Join(err, s.mark(ctx, scope, ch))
+	done(ctx, err == nil)
+	return err
 }
 
 // Get returns a tariff element.
@@ -371,9 +388,9 @@ func (s *Service) Delete(ctx context.Context, scope kwhouse.Scope, id string) er
 		return err
 	}
 	d.Deleted = true
-	err = catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: d, EventType: "tariff.delete", EventData: t})
-	s.endEpoch(ctx, scope)
-	return errors.Join(err, s.markLocations(ctx, scope, t.LocationID))
+	return s.priceWrite(ctx, scope, PriceChange{Locations: []string{t.LocationID}, Every: true}, func() error {
+		return catalog.Commit(ctx, s.docs, scope, catalog.Change{Doc: d, EventType: "tariff.delete", EventData: t})
+	})
 }
 
 // OnLocationDelete deletes a location's tariffs with it.

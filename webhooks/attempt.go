@@ -77,7 +77,7 @@ func (d *Dispatcher) outcome(next *state, start time.Time, err error) {
 // finish stores the attempt's outcome, keeps a retry due soon in memory (later ones are
 // left to the sweep), updates the endpoint's failure streak and gives back the lease.
 func (d *Dispatcher) finish(ctx context.Context, c claimed, next state, ep known, found bool) {
-	if err := d.outcomes.add(ctx, next); err != nil {
+	if err := d.states.add(ctx, next); err != nil {
 		// The lease is kept until it expires, so no other process repeats the attempt
 		// at once; the delivery stays due at its stored attempt and is made again.
 		d.log.Warn("store webhook attempt", "delivery", next.DeliveryID, "err", err)

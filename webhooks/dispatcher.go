@@ -43,7 +43,7 @@ type Dispatcher struct {
 	live      *http.Client // live-mode deliveries: internal addresses refused
 	test      *http.Client // test-mode deliveries
 	endpoints *endpointCache
-	outcomes  *groupWriter // the attempts' outcomes, written in groups
+	states    *groupWriter // new deliveries and attempts' outcomes, written in groups
 
 	// Read and written by RunOnce only.
 	pos       int64            // newest outbox creation time read
@@ -87,7 +87,7 @@ func NewDispatcher(store *Store, service *Service, leases Leaser, cfg config.Web
 		live:      newClient(guard{resolver: opt.Resolver, check: !cfg.AllowPrivate, dial: opt.Dial}, cfg.Timeout),
 		test:      newClient(guard{resolver: opt.Resolver, dial: opt.Dial}, cfg.Timeout),
 		endpoints: newEndpointCache(service.docs, cfg.EndpointCacheTTL, opt.Now),
-		outcomes:  &groupWriter{write: store.write},
+		states:    &groupWriter{write: store.write, interval: cfg.WriteInterval},
 		seen:      map[string]int64{}, queue: map[string]*item{}, inflight: map[string]bool{},
 		perEndpoint: map[string]int{}, queued: map[string]int{}, slots: make(chan struct{}, cfg.Concurrency),
 		wake: make(chan struct{}, 1)}

@@ -3,27 +3,36 @@ package webhooks
 import (
 	"context"
 	"sync"
+	"time"
 )
 
-// groupWriter stores the outcomes of attempts that finish while an insert runs in the next
-// insert together (group commit): at hundreds of attempts a second, one insert each would
-// be a ClickHouse part each. A lone outcome goes at once; every caller gets its insert's
-// result.
+// groupWriter stores delivery states — new deliveries and the outcomes of attempts — in
+// groups (group commit): the states that come while an insert runs, or within interval of
+// the last insert's start, share the next insert. At hundreds of attempts a second, one
+// insert each would be a ClickHouse part each, and back-to-back inserts slow every other
+// statement on the server. A lone state after a quiet spell goes at once; every caller
+// gets its insert's result.
 type groupWriter struct {
-	write func(context.Context, []state) error
+	write    func(context.Context, []state) error
+	interval time.Duration // webhooks.write_interval
 
 	mu      sync.Mutex
-	pending []pendingState
+	pending []pendingStates
 	leading bool
+	last    time.Time // when the last insert started
 }
 
-type pendingState struct {
-	st   state
-	done chan error
+type pendingStates struct {
+	states []state
+	done   chan error
 }
 
-func (g *groupWriter) add(ctx context.Context, st state) error {
-	p := pendingState{st: st, done: make(chan error, 1)}
+// add stores states with the next insert and returns its result.
+func (g *groupWriter) add(ctx context.Context, states ...state) error {
+	if len(states) == 0 {
+		return nil
+	}
+	p := pendingStates{states: states, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.pending = append(g.pending, p)
 	if !g.leading {
@@ -38,12 +47,17 @@ func (g *groupWriter) flush(ctx context.Context) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for len(g.pending) > 0 {
+		if wait := g.interval - time.Since(g.last); wait > 0 {
+			g.mu.Unlock()
+			time.Sleep(wait) // what comes meanwhile joins this insert
+			g.mu.Lock()
+		}
 		group := g.pending
-		g.pending = nil
+		g.pending, g.last = nil, time.Now()
 		g.mu.Unlock()
-		states := make([]state, len(group))
-		for i, p := range group {
-			states[i] = p.st
+		var states []state
+		for _, p := range group {
+			states = append(states, p.states...)
 		}
 		err := g.write(ctx, states)
 		for _, p := range group {

@@ -11,9 +11,10 @@ import (
 const cursorEvery = time.Second
 
 // poll reads the outbox from the newest position less the overlap (events whose insert
-// finished after a later event's), and stores a delivery for each new event and each
-// endpoint that wants it before queueing them: once stored, a delivery survives any
-// process.
+// finished after a later event's), and queues a delivery for each new event and each
+// endpoint that wants it while it stores them. The position passes an event only once
+// its deliveries are stored: once stored, a delivery survives any process, and an event
+// whose deliveries a process did not store is read again (by it, or after a restart).
 func (d *Dispatcher) poll(ctx context.Context) error {
 	from := d.pos - d.cfg.Overlap.Microseconds()
 	for {
@@ -33,7 +34,11 @@ func (d *Dispatcher) poll(ctx context.Context) error {
 	return d.saveCursor(ctx)
 }
 
-// deliver stores the deliveries of the events not seen before and queues them.
+// deliver queues the deliveries of the events not seen before and stores them. Their
+// first attempts start at once, without waiting for the insert (a ClickHouse insert is the
+// slowest step between an event and its delivery): an attempt holds its lease, so no other
+// process makes it meanwhile, and until the insert succeeds the events are not marked
+// read, so a failed insert is retried at the next turn.
 func (d *Dispatcher) deliver(ctx context.Context, events []outboxEvent) error {
 	var states []state
 	var bodies [][]byte
@@ -60,15 +65,18 @@ func (d *Dispatcher) deliver(ctx context.Context, events []outboxEvent) error {
 			bodies = append(bodies, e.Body)
 		}
 	}
-	if err := d.store.write(ctx, states); err != nil {
+	for i, st := range states {
+		d.enqueue(&item{st: st, body: bodies[i], polled: true})
+	}
+	if len(states) > 0 {
+		d.signal()
+	}
+	if err := d.states.add(ctx, states...); err != nil {
 		return err
 	}
 	for _, e := range fresh {
 		d.seen[e.ID] = e.CreatedUS
 		d.pos = max(d.pos, e.CreatedUS)
-	}
-	for i, st := range states {
-		d.enqueue(&item{st: st, body: bodies[i], polled: true})
 	}
 	return nil
 }

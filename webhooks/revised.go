@@ -9,6 +9,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/docstore"
 	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/query"
@@ -42,6 +43,7 @@ type Reviser struct {
 	pricer  *query.Pricer
 	catalog *catalog.Catalog
 	docs    *docstore.Store
+	db      *chstore.DB // the reading change records (RevisingPrices)
 	after   time.Duration
 	now     func() time.Time
 	log     *slog.Logger
@@ -51,9 +53,9 @@ type Reviser struct {
 }
 
 // NewReviser returns the reviser of the cost.revised events.
-func NewReviser(pricer *query.Pricer, cat *catalog.Catalog, after time.Duration, log *slog.Logger) *Reviser {
+func NewReviser(pricer *query.Pricer, cat *catalog.Catalog, db *chstore.DB, after time.Duration, log *slog.Logger) *Reviser {
 	docs := cat.Docs()
-	return &Reviser{pricer: pricer, catalog: cat, docs: docs, after: after, now: docs.Now, log: log,
+	return &Reviser{pricer: pricer, catalog: cat, docs: docs, db: db, after: after, now: docs.Now, log: log,
 		subs: newSubscribers(docs, log)}
 }
 
@@ -96,10 +98,10 @@ func (r *Reviser) Revising(ctx context.Context, scope kwhouse.Scope, records []i
 // closedDays groups the records' closed local days by object and direction. A record that
 // starts less than revision_after ago cannot touch a closed day (its day ends after it
 // starts), so the usual fresh readings cost no look-up at all.
-func (r *Reviser) closedDays(ctx context.Context, scope kwhouse.Scope, records []ingest.Record) map[string]*revisedSpan {
+func (r *Reviser) closedDays(ctx context.Context, scope kwhouse.Scope, records []ingest.Record) revisedSpans {
 	now := r.now()
 	edge := now.Add(-r.after).Unix()
-	spans := map[string]*revisedSpan{}
+	spans := revisedSpans{}
 	zones := map[string]*time.Location{}
 	for i := range records {
 		rec := &records[i]
@@ -114,25 +116,38 @@ func (r *Reviser) closedDays(ctx context.Context, scope kwhouse.Scope, records [
 		if zone == nil {
 			continue
 		}
-		object := rec.LocationID
-		if rec.DeviceID != "" {
-			object = rec.DeviceID
-		}
-		key := object + "/" + ingest.DirectionName(rec.Direction)
 		for day := localDay(rec.Start, zone); day.Unix() < rec.End; day = day.AddDate(0, 0, 1) {
-			if day.AddDate(0, 0, 1).Add(r.after).After(now) {
+			if !r.closed(day, now) {
 				break // this day and the later ones are not closed
 			}
-			sp := spans[key]
-			if sp == nil {
-				sp = &revisedSpan{object: object, location: rec.LocationID, device: rec.DeviceID, direction: rec.Direction,
-					zone: zone, days: map[string]time.Time{}}
-				spans[key] = sp
-			}
-			sp.days[day.Format(time.DateOnly)] = day
+			spans.add(rec.LocationID, rec.DeviceID, rec.Direction, zone, day)
 		}
 	}
 	return spans
+}
+
+// closed reports whether the local day starting at day ended revision_after ago or more.
+func (r *Reviser) closed(day, now time.Time) bool {
+	return !day.AddDate(0, 0, 1).Add(r.after).After(now)
+}
+
+// revisedSpans are the closed days a change touches, by object and direction.
+type revisedSpans map[string]*revisedSpan
+
+// add notes a local day of the object (the device, when there is one, else the location).
+func (s revisedSpans) add(location, device string, direction int8, zone *time.Location, day time.Time) {
+	object := location
+	if device != "" {
+		object = device
+	}
+	key := object + "/" + ingest.DirectionName(direction)
+	sp := s[key]
+	if sp == nil {
+		sp = &revisedSpan{object: object, location: location, device: device, direction: direction, zone: zone,
+			days: map[string]time.Time{}}
+		s[key] = sp
+	}
+	sp.days[day.Format(time.DateOnly)] = day
 }
 
 func localDay(unix int64, zone *time.Location) time.Time {
@@ -156,7 +171,7 @@ func (r *Reviser) zone(ctx context.Context, scope kwhouse.Scope, id string) *tim
 
 // lock serialises revisions of the same locations (across processes), so one request's
 // before and after are not interleaved with another's write.
-func (r *Reviser) lock(ctx context.Context, spans map[string]*revisedSpan) (func(), error) {
+func (r *Reviser) lock(ctx context.Context, spans revisedSpans) (func(), error) {
 	locs := map[string]bool{}
 	for _, sp := range spans {
 		locs[sp.location] = true
@@ -183,21 +198,33 @@ func (r *Reviser) lock(ctx context.Context, spans map[string]*revisedSpan) (func
 	return release, nil
 }
 
-// price returns the span's day items by local date (nil when they cannot be priced).
+// maxPricedDays is the most local days one cost query prices: windows of at most
+// query.MaxCostWindow, with room for a day made longer by a clock change.
+const maxPricedDays = 399
+
+// price returns the span's day items by local date (nil when they cannot be priced), in
+// windows of at most maxPricedDays.
 func (r *Reviser) price(ctx context.Context, scope kwhouse.Scope, sp *revisedSpan) map[string]query.CostItem {
 	first, last := sp.bounds()
-	out, err := r.pricer.Interval(ctx, scope, query.CostRequest{ObjectID: sp.object, Direction: ingest.DirectionName(sp.direction),
-		Aggregation: query.AggregationDay, Start: first.UTC(), End: last.AddDate(0, 0, 1).UTC()})
-	if err != nil {
-		if kwhouse.KindOf(err) != kwhouse.KindUnprocessable && kwhouse.KindOf(err) != kwhouse.KindInvalid {
-			r.log.Warn("price days for cost.revised", "object", sp.object, "err", err)
-		}
-		return nil
-	}
-	sp.currency, sp.timezone = out.CurrencyCode, out.LocationTimezone
+	end := last.AddDate(0, 0, 1)
 	items := map[string]query.CostItem{}
-	for _, it := range out.Data {
-		items[it.StartTime.Time().In(sp.zone).Format(time.DateOnly)] = it
+	for from := first; from.Before(end); from = from.AddDate(0, 0, maxPricedDays) {
+		to := from.AddDate(0, 0, maxPricedDays)
+		if to.After(end) {
+			to = end
+		}
+		out, err := r.pricer.Interval(ctx, scope, query.CostRequest{ObjectID: sp.object, Direction: ingest.DirectionName(sp.direction),
+			Aggregation: query.AggregationDay, Start: from.UTC(), End: to.UTC()})
+		if err != nil {
+			if kwhouse.KindOf(err) != kwhouse.KindUnprocessable && kwhouse.KindOf(err) != kwhouse.KindInvalid {
+				r.log.Warn("price days for cost.revised", "object", sp.object, "err", err)
+			}
+			return nil
+		}
+		sp.currency, sp.timezone = out.CurrencyCode, out.LocationTimezone
+		for _, it := range out.Data {
+			items[it.StartTime.Time().In(sp.zone).Format(time.DateOnly)] = it
+		}
 	}
 	return items
 }
@@ -215,7 +242,7 @@ func (sp *revisedSpan) bounds() (first, last time.Time) {
 }
 
 // report prices the spans again and stores a cost.revised event per changed day.
-func (r *Reviser) report(ctx context.Context, scope kwhouse.Scope, spans map[string]*revisedSpan) {
+func (r *Reviser) report(ctx context.Context, scope kwhouse.Scope, spans revisedSpans) {
 	for _, sp := range spans {
 		if sp.before == nil {
 			continue
