@@ -120,6 +120,26 @@ func (h *harness) endpoint(url string, types ...string) (string, string) {
 	return m["id"].(string), m["secret"].(string)
 }
 
+// must makes a request that has to succeed and returns its body.
+func (h *harness) must(method, path string, body any) map[string]any {
+	h.t.Helper()
+	r := h.do(method, path, body)
+	if r.Status >= 300 {
+		h.t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
+	}
+	return r.Map(h.t)
+}
+
+// revised returns the data of the cost.revised events, newest first.
+func (h *harness) revised() []map[string]any {
+	h.t.Helper()
+	var out []map[string]any
+	for _, e := range h.must("GET", "/events?event_type=cost.revised", nil)["data"].([]any) {
+		out = append(out, e.(map[string]any)["data"].(map[string]any))
+	}
+	return out
+}
+
 // device creates a device: one device.create event.
 func (h *harness) device() string {
 	h.n++
