@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -79,6 +80,8 @@ type Store struct {
 	locks *keyedMutex
 	known *knownIDs
 	group groupCommit
+	// onWrite is told of every successful Write (OnWrite).
+	onWrite atomic.Pointer[func(docs []Doc)]
 	// versions orders a document's versions: the clock every kwhouse process shares, so
 	// the later of two changes wins whichever process made it.
 	versions VersionClock

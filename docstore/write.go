@@ -29,8 +29,19 @@ func (s *Store) Write(ctx context.Context, docs ...Doc) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	return s.group.write(context.WithoutCancel(ctx), docs, s.insert)
+	if err := s.group.write(context.WithoutCancel(ctx), docs, s.insert); err != nil {
+		return err
+	}
+	if fn := s.onWrite.Load(); fn != nil {
+		(*fn)(docs)
+	}
+	return nil
 }
+
+// OnWrite makes every successful Write call fn with the documents it stored (the webhook
+// dispatcher's way to new events without waiting for its next read); fn must not block.
+// A later call replaces fn.
+func (s *Store) OnWrite(fn func(docs []Doc)) { s.onWrite.Store(&fn) }
 
 // groupCommit gathers the writes that arrive while an insert runs into the next one.
 type groupCommit struct {

@@ -55,8 +55,10 @@ type Dispatcher struct {
 	mu          sync.Mutex
 	queue       map[string]*item // pending deliveries this process will attempt, by delivery id
 	inflight    map[string]bool
-	perEndpoint map[string]int // attempts in flight, by endpoint
-	queued      map[string]int // queue entries, by endpoint
+	perEndpoint map[string]int     // attempts in flight, by endpoint
+	queued      map[string]int     // queue entries, by endpoint
+	made        map[string]int64   // events whose deliveries the fast path made and stored, by id
+	fresh       chan []outboxEvent // new events written by this process (fast.go)
 	slots       chan struct{}
 	wake        chan struct{} // deliveries queued or a sender free: dispatch now
 	wg          sync.WaitGroup
@@ -88,10 +90,12 @@ func NewDispatcher(store *Store, service *Service, leases Leaser, cfg config.Web
 		test:      newClient(guard{resolver: opt.Resolver, dial: opt.Dial}, cfg.Timeout),
 		endpoints: newEndpointCache(service.docs, cfg.EndpointCacheTTL, opt.Now),
 		states:    &groupWriter{write: store.write, interval: cfg.WriteInterval},
-		seen:      map[string]int64{}, queue: map[string]*item{}, inflight: map[string]bool{},
+		seen:      map[string]int64{}, made: map[string]int64{}, fresh: make(chan []outboxEvent, fastQueue),
+		queue: map[string]*item{}, inflight: map[string]bool{},
 		perEndpoint: map[string]int{}, queued: map[string]int{}, slots: make(chan struct{}, cfg.Concurrency),
 		wake: make(chan struct{}, 1)}
 	service.SetDispatcher(d)
+	service.docs.OnWrite(d.written)
 	return d
 }
 
@@ -102,6 +106,7 @@ func NewDispatcher(store *Store, service *Service, leases Leaser, cfg config.Web
 func (d *Dispatcher) Run(ctx context.Context) {
 	done := make(chan struct{})
 	go func() { d.dispatchLoop(ctx); close(done) }()
+	go d.fastLoop(ctx)
 	t := time.NewTicker(d.cfg.PollInterval)
 	defer t.Stop()
 	failing := false

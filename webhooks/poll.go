@@ -38,22 +38,46 @@ func (d *Dispatcher) poll(ctx context.Context) error {
 // first attempts start at once, without waiting for the insert (a ClickHouse insert is the
 // slowest step between an event and its delivery): an attempt holds its lease, so no other
 // process makes it meanwhile, and until the insert succeeds the events are not marked
-// read, so a failed insert is retried at the next turn.
+// read, so a failed insert is retried at the next turn. Events whose deliveries this
+// process made and stored as they were written (fast.go) are only marked read.
 func (d *Dispatcher) deliver(ctx context.Context, events []outboxEvent) error {
-	var states []state
-	var bodies [][]byte
-	var fresh []outboxEvent
+	var todo, fresh []outboxEvent
 	for _, e := range events {
 		if _, ok := d.seen[e.ID]; ok {
 			continue
 		}
 		fresh = append(fresh, e)
+		if !d.madeHere(e.ID) {
+			todo = append(todo, e)
+		}
+	}
+	states, bodies, err := d.fanOut(ctx, todo)
+	if err != nil {
+		return err
+	}
+	d.queueNew(states, bodies)
+	if err := d.states.add(ctx, states...); err != nil {
+		return err
+	}
+	for _, e := range fresh {
+		d.seen[e.ID] = e.CreatedUS
+		d.pos = max(d.pos, e.CreatedUS)
+	}
+	return nil
+}
+
+// fanOut returns the deliveries of events: one per event and endpoint that wants it
+// (registered before the event), with the event's body.
+func (d *Dispatcher) fanOut(ctx context.Context, events []outboxEvent) ([]state, [][]byte, error) {
+	var states []state
+	var bodies [][]byte
+	for _, e := range events {
 		if e.Type == EventTest {
 			continue // sent to its one endpoint by the API, never fanned out
 		}
 		eps, err := d.endpoints.of(ctx, e.Scope)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		for _, ep := range eps {
 			if ep.Disabled || !ep.Wants(e.Type) || ep.CreatedUS > e.CreatedUS {
@@ -65,20 +89,17 @@ func (d *Dispatcher) deliver(ctx context.Context, events []outboxEvent) error {
 			bodies = append(bodies, e.Body)
 		}
 	}
+	return states, bodies, nil
+}
+
+// queueNew queues new deliveries for their first attempt and wakes the dispatch loop.
+func (d *Dispatcher) queueNew(states []state, bodies [][]byte) {
 	for i, st := range states {
 		d.enqueue(&item{st: st, body: bodies[i], polled: true})
 	}
 	if len(states) > 0 {
 		d.signal()
 	}
-	if err := d.states.add(ctx, states...); err != nil {
-		return err
-	}
-	for _, e := range fresh {
-		d.seen[e.ID] = e.CreatedUS
-		d.pos = max(d.pos, e.CreatedUS)
-	}
-	return nil
 }
 
 // forgetSeen drops the events that fell behind the overlap: they are not read again.
@@ -89,6 +110,13 @@ func (d *Dispatcher) forgetSeen() {
 			delete(d.seen, id)
 		}
 	}
+	d.mu.Lock()
+	for id, created := range d.made {
+		if created < edge {
+			delete(d.made, id)
+		}
+	}
+	d.mu.Unlock()
 }
 
 func (d *Dispatcher) saveCursor(ctx context.Context) error {
