@@ -245,14 +245,19 @@ func (d *Dispatcher) dequeue(id string) {
 // enqueueNew makes a delivery the API just stored (test, resend) go out at the next turn.
 func (d *Dispatcher) enqueueNew(st state, body []byte) { d.enqueue(&item{st: st, body: body}) }
 
-// dueItems returns the queued deliveries due now, soonest first.
+// dueItems returns the queued deliveries due now whose endpoint has a sender free,
+// soonest first (a dead endpoint's backlog is passed over, not sorted, at every turn).
 func (d *Dispatcher) dueItems() []*item {
 	now := d.now().UnixMicro()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if len(d.slots) == cap(d.slots) {
+		return nil
+	}
 	var out []*item
 	for id, it := range d.queue {
-		if it.st.NextUS <= now && !d.inflight[id] { // in flight: its outcome is still being stored
+		// In flight: its outcome is still being stored.
+		if it.st.NextUS <= now && !d.inflight[id] && d.perEndpoint[it.st.EndpointID] < d.cfg.EndpointConcurrency {
 			out = append(out, it)
 		}
 	}
@@ -274,7 +279,10 @@ type claimed struct {
 }
 
 // dispatch leases the due deliveries there are senders for (in one round trip), drops
-// those another process holds or has attempted meanwhile, and starts the rest.
+// those another process holds, and starts the rest: first attempts read from the outbox
+// moments ago at once, the others once a read of their stored attempts (and event bodies)
+// shows no other process has made them meanwhile. That read runs beside the loop, so a
+// slow ClickHouse or a dead endpoint's retries never hold back the other deliveries.
 func (d *Dispatcher) dispatch(ctx context.Context) error {
 	var items []*item
 	var keys []string
@@ -298,19 +306,38 @@ func (d *Dispatcher) dispatch(ctx context.Context) error {
 			got = append(got, claimed{it: it, unlock: unlocks[i]})
 		}
 	}
-	if len(got) == 0 {
-		return nil
+	recent := d.now().Add(-d.leaseTTL() / 2).UnixMicro()
+	var check []claimed
+	for _, c := range got {
+		if c.it.fresh(recent) && c.it.body != nil {
+			d.wg.Add(1)
+			go d.attempt(ctx, c)
+		} else {
+			check = append(check, c)
+		}
 	}
-	fresh, err := d.unattempted(ctx, got)
+	if len(check) > 0 {
+		d.wg.Add(1)
+		go d.checkThenAttempt(ctx, check)
+	}
+	return nil
+}
+
+// checkThenAttempt starts the claims no other process has attempted meanwhile.
+func (d *Dispatcher) checkThenAttempt(ctx context.Context, claims []claimed) {
+	defer d.wg.Done()
+	todo, err := d.unattempted(ctx, claims)
 	if err != nil {
-		return err
+		if ctx.Err() == nil {
+			d.log.Warn("webhook dispatch: read stored attempts", "err", err)
+		}
+		return
 	}
-	d.fillBodies(ctx, fresh)
-	for _, c := range fresh {
+	d.fillBodies(ctx, todo)
+	for _, c := range todo {
 		d.wg.Add(1)
 		go d.attempt(ctx, c)
 	}
-	return nil
 }
 
 // reserve takes a sender slot for it (the process's and its endpoint's); false when none
