@@ -11,7 +11,7 @@ import (
 
 // webhookSteps registers an endpoint on a loopback receiver and waits for the service's
 // own dispatcher to deliver an event, a resend and a test event, so every webhook
-// statement runs.
+// statement runs; then an endpoint taking cost.revised, for the price writes that follow.
 func webhookSteps(r *run) {
 	var calls atomic.Int32
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -36,6 +36,10 @@ func webhookSteps(r *run) {
 	r.call("wh patch", "PATCH", "/webhooks/{wh}", map[string]any{"disabled": true})
 	r.call("wh rotate", "POST", "/webhooks/{wh}/rotate_secret", nil)
 	r.call("wh list", "GET", "/webhooks", nil)
+	// Subscribed to cost.revised, the tariff writes of the teardown look up the days with
+	// readings they change (webhooks.reading_days).
+	r.call("wh revised", "POST", "/webhooks", map[string]any{"url": rcv.URL + "/revised",
+		"event_types": []string{"cost.revised", "meter.batch.completed"}})
 }
 
 func (r *run) attempts() []any {

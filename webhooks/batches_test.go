@@ -72,9 +72,15 @@ func TestBodiesOfReadingsEmitOneBatchCompletedEach(t *testing.T) {
 	}
 	got := map[string]string{}
 	wh, _ := standardwebhooks.NewWebhook(secret)
+	node := nodeVerifier(t)
 	for _, r := range rcv.requests() {
 		if err := wh.Verify(r.body, r.header); err != nil {
-			t.Errorf("delivery refused by the Standard Webhooks library: %v", err)
+			t.Errorf("delivery refused by the Go Standard Webhooks library: %v", err)
+		}
+		if node != nil {
+			if err := node(secret, r.header, r.body); err != nil {
+				t.Errorf("delivery refused by the npm standardwebhooks package: %v", err)
+			}
 		}
 		var e struct {
 			Type string

@@ -58,9 +58,14 @@ func (r *Reviser) RevisingPrices(ctx context.Context, scope kwhouse.Scope, ch ta
 // pricedDays returns the closed local days with readings of the locations that overlap
 // the UTC time [from, to), by object and direction.
 func (r *Reviser) pricedDays(ctx context.Context, scope kwhouse.Scope, locations []string, from, to, now time.Time) (revisedSpans, error) {
-	// A local day overlaps the UTC dates either side of its own: read one more each way.
+	// A local day overlaps the UTC dates either side of its own: read one more each way
+	// (never before 1970-01-01, where ClickHouse's Date starts).
+	lo := from.UTC().AddDate(0, 0, -1)
+	if lo.Year() < 1970 {
+		lo = time.Unix(0, 0).UTC()
+	}
 	rows, err := r.db.Query(ctx, readingDaysStmt, scope.AccountID, scope.LiveByte(), chstore.Set(locations),
-		from.UTC().AddDate(0, 0, -1).Format(time.DateOnly), to.UTC().AddDate(0, 0, 1).Format(time.DateOnly))
+		lo.Format(time.DateOnly), to.UTC().AddDate(0, 0, 1).Format(time.DateOnly))
 	if err != nil {
 		return nil, fmt.Errorf("days with readings for cost.revised: %w", err)
 	}
