@@ -34,11 +34,12 @@ type DayAmount struct {
 	Tariff query.TariffValue `json:"tariff"`
 }
 
-// Reviser emits cost.revised when a write of readings changes a local day that ended more
-// than webhooks.revision_after ago: it prices the days a request touches before and after
-// the write, with the cost query of POST /costs/interval (aggregation DAY), and reports
-// each (object, direction, day) whose energy or money changed. Days that had no readings
-// before are new, not revised; days the object has no tariff to price are left out.
+// Reviser emits cost.revised when a write of readings (Revising) or of prices
+// (RevisingPrices) changes a local day that ended more than webhooks.revision_after ago:
+// it prices the days a write touches before and after it, with the cost query of
+// POST /costs/interval (aggregation DAY), and reports each (object, direction, day) whose
+// energy or money changed. Days that had no readings before are new, not revised; days
+// the object has no tariff to price are left out.
 type Reviser struct {
 	pricer  *query.Pricer
 	catalog *catalog.Catalog
