@@ -7,13 +7,14 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
 // The objects, directions and UTC dates with readings of some locations: the reading
 // change records (a counter per object, direction and date, kept for the priced buckets).
 // DISTINCT because a SummingMergeTree keeps several rows of a key until it merges them.
-var readingDaysStmt = chstore.Register("webhooks.reading_days", `SELECT DISTINCT location_id, device_id, toInt8(direction), day
+var readingDaysStmt = chstore.Register("webhooks.reading_days", `SELECT DISTINCT location_id, device_id, direction, day
 FROM reading_changes
 WHERE account_id = ? AND live_mode = ? AND location_id IN ? AND day >= toDate(?) AND day <= toDate(?)`)
 
@@ -73,11 +74,14 @@ func (r *Reviser) pricedDays(ctx context.Context, scope kwhouse.Scope, locations
 	spans := revisedSpans{}
 	zones := map[string]*time.Location{}
 	for rows.Next() {
-		var loc, dev string
-		var dir int8
+		var loc, dev, direction string
 		var date time.Time
-		if err := rows.Scan(&loc, &dev, &dir, &date); err != nil {
+		if err := rows.Scan(&loc, &dev, &direction, &date); err != nil {
 			return nil, fmt.Errorf("scan days with readings: %w", err)
+		}
+		dir := ingest.Import
+		if direction == "EXPORT" {
+			dir = ingest.Export
 		}
 		zone, ok := zones[loc]
 		if !ok {
