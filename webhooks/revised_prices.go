@@ -14,7 +14,7 @@ import (
 // The objects, directions and UTC dates with readings of some locations: the reading
 // change records (a counter per object, direction and date, kept for the priced buckets).
 // DISTINCT because a SummingMergeTree keeps several rows of a key until it merges them.
-var readingDaysStmt = chstore.Register("webhooks.reading_days", `SELECT DISTINCT location_id, device_id, direction, day
+var readingDaysStmt = chstore.Register("webhooks.reading_days", `SELECT DISTINCT location_id, device_id, direction, toString(day)
 FROM reading_changes
 WHERE account_id = ? AND live_mode = ? AND location_id IN ? AND day >= toDate(?) AND day <= toDate(?)`)
 
@@ -74,10 +74,13 @@ func (r *Reviser) pricedDays(ctx context.Context, scope kwhouse.Scope, locations
 	spans := revisedSpans{}
 	zones := map[string]*time.Location{}
 	for rows.Next() {
-		var loc, dev, direction string
-		var date time.Time
-		if err := rows.Scan(&loc, &dev, &direction, &date); err != nil {
+		var loc, dev, direction, day string
+		if err := rows.Scan(&loc, &dev, &direction, &day); err != nil {
 			return nil, fmt.Errorf("scan days with readings: %w", err)
+		}
+		start, err := time.Parse(time.DateOnly, day)
+		if err != nil {
+			return nil, fmt.Errorf("day with readings %q: %w", day, err)
 		}
 		dir := ingest.Import
 		if direction == "EXPORT" {
@@ -91,7 +94,6 @@ func (r *Reviser) pricedDays(ctx context.Context, scope kwhouse.Scope, locations
 		if zone == nil {
 			continue
 		}
-		start := time.Date(date.Year(), date.Month(), date.Day(), 0, 0, 0, 0, time.UTC)
 		for day := localDay(start.Unix(), zone); day.Before(start.AddDate(0, 0, 1)); day = day.AddDate(0, 0, 1) {
 			if r.closed(day, now) && day.Before(to) && day.AddDate(0, 0, 1).After(from) {
 				spans.add(loc, dev, dir, zone, day)
