@@ -134,10 +134,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	}
 	registerBucketMetrics(reg, a.Pricer, a.BucketPricer)
 	a.buildWebhooks(docs, opt)
-	reviser := webhooks.NewReviser(a.Pricer, a.Catalog, db, cfg.Webhooks.RevisionAfter, log)
+	reviser := webhooks.NewReviser(a.Pricer, a.Catalog, db, cfg.Webhooks, log)
 	a.Ingest.SetRevisions(reviser)
 	a.Tariffs.SetRevisions(reviser)
-	a.Ingest.SetCompletions(webhooks.NewBatchEvents(docs, log))
+	a.Ingest.SetCompletions(webhooks.NewBatchEvents(docs, cfg.Webhooks.EndpointCacheTTL, log))
 	a.API = httpapi.New(httpapi.Deps{
 		Accounts:     a.Accounts,
 		Tokens:       accounts.NewTokens(cfg.Auth.JWTSecret, cfg.Auth.TokenTTL, now),

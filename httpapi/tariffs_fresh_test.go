@@ -4,8 +4,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
@@ -18,7 +20,7 @@ func TestFreshLocationFirstTariff(t *testing.T) {
 		if st.Name == "docstore.list" {
 			lists.Add(1)
 		}
-	}})
+	}, Configure: func(c *config.Config) { c.Webhooks.EndpointCacheTTL = time.Hour }})
 	acc := api.NewAccount("fresh")
 	as := api.As(acc.Test())
 	newLoc := func() string {
@@ -30,6 +32,11 @@ func TestFreshLocationFirstTariff(t *testing.T) {
 			"schedule": flat(map[string]any{"fixed": 0.2})}
 	}
 
+	// A tariff write asks once whether the account takes cost.revised (its webhook
+	// endpoints, reused for webhooks.endpoint_cache_ttl): asked here, before counting.
+	if r := as("POST", "/tariffs/elements", body(newLoc(), "IMPORT")); r.Status != 200 {
+		t.Fatalf("first tariff of the account: %d %s", r.Status, r.Body)
+	}
 	loc := newLoc()
 	before := lists.Load()
 	if r := as("POST", "/tariffs/elements", body(loc, "IMPORT")); r.Status != 200 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
@@ -35,9 +36,10 @@ type BatchEvents struct {
 	subs subscribers
 }
 
-// NewBatchEvents returns the source of meter.batch.completed events.
-func NewBatchEvents(docs *docstore.Store, log *slog.Logger) *BatchEvents {
-	return &BatchEvents{docs: docs, subs: newSubscribers(docs, log)}
+// NewBatchEvents returns the source of meter.batch.completed events; endpointTTL is
+// webhooks.endpoint_cache_ttl.
+func NewBatchEvents(docs *docstore.Store, endpointTTL time.Duration, log *slog.Logger) *BatchEvents {
+	return &BatchEvents{docs: docs, subs: newSubscribers(docs, endpointTTL, log)}
 }
 
 // Completed stores the batch's event (before the request is answered: an event that

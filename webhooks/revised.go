@@ -10,6 +10,7 @@ import (
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/docstore"
 	"github.com/kwhouse/kwhouse/ingest"
 	"github.com/kwhouse/kwhouse/query"
@@ -54,10 +55,10 @@ type Reviser struct {
 }
 
 // NewReviser returns the reviser of the cost.revised events.
-func NewReviser(pricer *query.Pricer, cat *catalog.Catalog, db *chstore.DB, after time.Duration, log *slog.Logger) *Reviser {
+func NewReviser(pricer *query.Pricer, cat *catalog.Catalog, db *chstore.DB, cfg config.Webhooks, log *slog.Logger) *Reviser {
 	docs := cat.Docs()
-	return &Reviser{pricer: pricer, catalog: cat, docs: docs, db: db, after: after, now: docs.Now, log: log,
-		subs: newSubscribers(docs, log)}
+	return &Reviser{pricer: pricer, catalog: cat, docs: docs, db: db, after: cfg.RevisionAfter, now: docs.Now, log: log,
+		subs: newSubscribers(docs, cfg.EndpointCacheTTL, log)}
 }
 
 // revisedSpan is one object's and direction's closed days a request touches.

@@ -9,11 +9,6 @@ import (
 	"github.com/kwhouse/kwhouse/docstore"
 )
 
-// subscriberTTL is how long a scope's endpoint list is reused to tell whether it takes an
-// event type: an endpoint created through another process takes cost.revised and
-// meter.batch.completed events from at most this later.
-const subscriberTTL = 5 * time.Second
-
 // subscribers tells whether a scope has an enabled endpoint taking an event type: the
 // events made only for endpoints (cost.revised, meter.batch.completed) cost nothing in a
 // scope where none takes them.
@@ -22,8 +17,11 @@ type subscribers struct {
 	log       *slog.Logger
 }
 
-func newSubscribers(docs *docstore.Store, log *slog.Logger) subscribers {
-	return subscribers{endpoints: newEndpointCache(docs, subscriberTTL, docs.Now), log: log}
+// newSubscribers reuses a scope's endpoint list for ttl (webhooks.endpoint_cache_ttl): an
+// endpoint created through another process takes cost.revised and meter.batch.completed
+// events from at most this later.
+func newSubscribers(docs *docstore.Store, ttl time.Duration, log *slog.Logger) subscribers {
+	return subscribers{endpoints: newEndpointCache(docs, ttl, docs.Now), log: log}
 }
 
 // want reports whether scope has an enabled endpoint that takes eventType. A failure to
