@@ -104,7 +104,7 @@ bench-ingest: services build ## Ingest benchmark: API vs ClickHouse JSONEachRow 
 	$(GO) run ./bench/ingest
 
 .PHONY: bench
-bench: bench-ingest bench-costs bench-slots bench-schedules bench-load bench-onboard bench-webhooks ## Every benchmark
+bench: bench-ingest bench-costs bench-slots bench-schedules bench-load bench-onboard bench-webhooks bench-modes ## Every benchmark
 
 .PHONY: bench-costs
 bench-costs: services ## Cost query benchmark: 17.5 M readings, p50/p99 and the bare-sum floor
@@ -125,6 +125,11 @@ bench-schedules: services ## POST /schedules: p50/p99 of 24 h × 10 devices and 
 .PHONY: bench-webhooks
 bench-webhooks: services ## Webhooks: 10,000 events/min to 3 loopback endpoints, then beside a dead one; p99 event-to-delivery, memory
 	$(GO) run ./bench/webhooks
+
+.PHONY: bench-modes
+bench-modes: services ## Embedded vs server mode: demo fleet load, a location's and the fleet's month by DAY
+	@scripts/services.sh toolchain
+	@dir=$(CHDB_DIR) && $(CHDB_ENV) $(GO) run -tags chdb ./bench/modes
 
 .PHONY: bench-slots
 bench-slots: services ## Slot query benchmark: p50/p99 and requests/s with 8 clients
