@@ -56,10 +56,9 @@ func Open(path, database string) (*Engine, error) {
 	return e, nil
 }
 
-// sessionSettings are the session's own: a server receives a statement's external tables
-// as data, chDB reads them from a values() list in the text (chstore.InlineExternal), whose
-// every value is a node of the syntax tree; a fleet query's tariff sources or a long
-// market timeline pass the 50,000 nodes a query may have by default.
+// sessionSettings are the session's own: a server receives a statement's bound values
+// and external tables outside its syntax tree, chDB sees them all in the text, so the
+// tree of a fleet query may pass the 50,000 nodes a query may have by default.
 const sessionSettings = "SET max_ast_elements = 50000000, max_expanded_ast_elements = 50000000"
 
 // In returns an Engine on the same session that runs its statements in database, created
