@@ -54,12 +54,12 @@ test: services browser ## Set everything up and run every test (race detector on
 	@$(MAKE) --no-print-directory test-embedded
 
 .PHONY: test-embedded
-test-embedded: ## The API suite and the CLI's embedded tests on chDB and an in-process Redis (no servers)
+test-embedded: browser ## The API suite, the dashboard in Chromium and the CLI's embedded tests on chDB and an in-process Redis (no servers)
 	@scripts/services.sh toolchain
 	@dir=$(CHDB_DIR) && data=$$(mktemp -d "$${TMPDIR:-/tmp}/kwhouse-test-embedded.XXXXXX") && \
 	trap 'rm -rf "$$data"' EXIT && \
 	$(CHDB_ENV) KWHOUSE_TEST_EMBEDDED=1 KWHOUSE_TEST_EMBEDDED_DIR="$$data" \
-	$(GO) test -tags chdb -count=1 -timeout 30m ./httpapi/ && \
+	$(GO) test -tags chdb -count=1 -timeout 30m ./httpapi/ ./dashboard/ && \
 	$(GO) test -tags chdb -count=1 -timeout 5m -run Embedded ./cmd/kwhouse/
 
 .PHONY: test-modern

@@ -14,8 +14,9 @@ import (
 
 // Embedded reports whether the tests run in embedded mode (KWHOUSE_TEST_EMBEDDED=1, in a
 // test binary built with the chdb tag: make test-embedded). Then every test database is
-// one of the process's chDB session (data under KWHOUSE_TEST_EMBEDDED_DIR, or a temporary
-// folder) and every Redis prefix one of an in-process Redis: no server is dialled.
+// one of the process's chDB session (data in a new folder under KWHOUSE_TEST_EMBEDDED_DIR,
+// or under the system's temporary folder) and every Redis prefix one of an in-process
+// Redis: no server is dialled.
 func Embedded() bool { return os.Getenv("KWHOUSE_TEST_EMBEDDED") == "1" }
 
 // SkipEmbedded skips t in embedded mode, saying why it cannot run there.

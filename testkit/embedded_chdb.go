@@ -22,11 +22,11 @@ var session struct {
 func embeddedDB(t testing.TB, cfg config.ClickHouse) *chstore.DB {
 	t.Helper()
 	session.once.Do(func() {
-		dir := os.Getenv("KWHOUSE_TEST_EMBEDDED_DIR")
-		if dir == "" {
-			if dir, session.err = os.MkdirTemp("", "kwhouse-embedded-"); session.err != nil {
-				return
-			}
+		// A folder of this process's own: test binaries of several packages run at once.
+		dir, err := os.MkdirTemp(os.Getenv("KWHOUSE_TEST_EMBEDDED_DIR"), "kwhouse-embedded-")
+		if err != nil {
+			session.err = err
+			return
 		}
 		session.e, session.err = chdb.Open(dir, "default")
 	})
