@@ -2,10 +2,11 @@
 
 // Command modes benchmarks one user's requests in embedded mode (chDB and an in-process
 // Redis, data in a temporary folder) against server mode (the ClickHouse and Redis
-// servers of make services): the demo fleet loaded through the API (readings/s), then
-// p50/p99 of a location's month by DAY (POST /costs/interval) and of the fleet's month by
-// DAY (POST /costs/fleet), each asked -requests times after one cold request. Run: make
-// bench-modes.
+// servers of make services): the demo fleet loaded through the API (seconds), ingest
+// (records/s of -batches PUT /meters/interval requests of 10,000 records, one client),
+// then p50/p99 of a location's month by DAY (POST /costs/interval) and of the fleet's
+// month by DAY (POST /costs/fleet), each asked -requests times after one cold request.
+// Run: make bench-modes.
 package main
 
 import (
@@ -27,28 +28,30 @@ import (
 func main() {
 	data := flag.String("data", "../shared/data", "the demo's public data files")
 	requests := flag.Int("requests", 50, "requests of each shape after the cold one")
+	batches := flag.Int("batches", 20, "ingest requests of 10,000 records")
 	flag.Parse()
 	fleet, missing, err := demo.ReadDir(*data, demo.Window[0], demo.Window[1])
 	if err != nil || len(missing) > 0 {
 		log.Fatalf("demo data in %s: %v (missing %v)", *data, err, missing)
 	}
-	fmt.Println("| mode | demo load: readings/s | location month by DAY: cold, p50 / p99 | fleet month by DAY: cold, p50 / p99 |")
-	fmt.Println("| --- | --- | --- | --- |")
+	fmt.Println("| mode | demo fleet load | ingest, records/s | location month by DAY: cold, p50 / p99 | fleet month by DAY: cold, p50 / p99 |")
+	fmt.Println("| --- | --- | --- | --- | --- |")
 	for _, mode := range []string{"server", "embedded"} {
-		r, err := run(context.Background(), mode, fleet, *requests)
+		r, err := run(context.Background(), mode, fleet, *requests, *batches)
 		if err != nil {
 			log.Fatalf("%s: %v", mode, err)
 		}
-		fmt.Printf("| %s | %.0f | %s | %s |\n", mode, r.readingsPerSec, r.location, r.fleet)
+		fmt.Printf("| %s | %.1f s | %.0f | %s | %s |\n", mode, r.load.Seconds(), r.recordsPerSec, r.location, r.fleet)
 	}
 }
 
 type result struct {
-	readingsPerSec  float64
+	load            time.Duration
+	recordsPerSec   float64
 	location, fleet string
 }
 
-func run(ctx context.Context, mode string, fleet demo.Fleet, n int) (result, error) {
+func run(ctx context.Context, mode string, fleet demo.Fleet, n, batches int) (result, error) {
 	a, closeFn, err := start(ctx, mode)
 	if err != nil {
 		return result{}, err
@@ -69,8 +72,7 @@ func run(ctx context.Context, mode string, fleet demo.Fleet, n int) (result, err
 	if err != nil {
 		return result{}, fmt.Errorf("load the demo fleet: %w", err)
 	}
-	var r result
-	r.readingsPerSec = float64(loaded.Readings) / time.Since(t0).Seconds()
+	r := result{load: time.Since(t0)}
 	month := map[string]any{"start_time": "2020-12-01T00:00:00Z", "end_time": "2021-01-01T00:00:00Z"}
 	interval := "/costs/interval/" + loaded.Locations[0] + "?direction=IMPORT&aggregation=DAY"
 	if r.location, err = measure(ctx, c, interval, month, n); err != nil {
@@ -80,8 +82,39 @@ func run(ctx context.Context, mode string, fleet demo.Fleet, n int) (result, err
 	for k, v := range month {
 		body[k] = v
 	}
-	r.fleet, err = measure(ctx, c, "/costs/fleet", body, n)
+	if r.fleet, err = measure(ctx, c, "/costs/fleet", body, n); err != nil {
+		return r, err
+	}
+	r.recordsPerSec, err = ingest(ctx, c, batches) // last: its location is not the demo fleet's
 	return r, err
+}
+
+// ingest sends batches requests of 10,000 one-minute records of a new location, one
+// after the other, and returns the records stored per second.
+func ingest(ctx context.Context, c *demo.Client, batches int) (float64, error) {
+	var loc struct {
+		ID string `json:"id"`
+	}
+	if err := c.Do(ctx, "POST", "/locations", map[string]any{"reference_id": "bench-ingest",
+		"postal_address": map[string]any{"country_code": "GB"}}, &loc); err != nil {
+		return 0, err
+	}
+	start := time.Date(2021, 2, 1, 0, 0, 0, 0, time.UTC)
+	var took time.Duration
+	for b := 0; b < batches; b++ {
+		body := make([]map[string]any, 10_000)
+		for i := range body {
+			s := start.Add(time.Duration(b*len(body)+i) * time.Minute)
+			body[i] = map[string]any{"location_id": loc.ID, "units": "WH", "value": 5 + i%7, "direction": "IMPORT",
+				"start_time": s.Format(time.RFC3339), "end_time": s.Add(time.Minute).Format(time.RFC3339)}
+		}
+		t0 := time.Now()
+		if err := c.Do(ctx, "PUT", "/meters/interval", body, nil); err != nil {
+			return 0, err
+		}
+		took += time.Since(t0)
+	}
+	return float64(batches*10_000) / took.Seconds(), nil
 }
 
 // measure sends one cold request, then n more, and renders "cold, p50 / p99" in ms.
