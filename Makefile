@@ -60,7 +60,7 @@ test-embedded: browser ## The API suite, the dashboard in Chromium and the CLI's
 	trap 'rm -rf "$$data"' EXIT && \
 	$(CHDB_ENV) KWHOUSE_TEST_EMBEDDED=1 KWHOUSE_TEST_EMBEDDED_DIR="$$data" \
 	$(GO) test -tags chdb -count=1 -timeout 30m ./httpapi/ ./dashboard/ && \
-	$(GO) test -tags chdb -count=1 -timeout 5m -run Embedded ./cmd/kwhouse/
+	$(CHDB_ENV) $(GO) test -tags chdb -count=1 -timeout 5m -run Embedded ./cmd/kwhouse/
 
 .PHONY: test-modern
 test-modern: services ## Run every statement on current ClickHouse (chDB 26.x) and compare with 18.16

@@ -35,11 +35,9 @@ func Open(path, database string) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{conn: c, database: database, owner: true}
-	for _, q := range []string{sessionSettings, "CREATE DATABASE IF NOT EXISTS " + database} { // identifier from config
-		if _, err := c.run("", q, "TabSeparated"); err != nil {
-			c.close()
-			return nil, fmt.Errorf("chdb %s: %w", q, err)
-		}
+	if _, err := c.run("", "CREATE DATABASE IF NOT EXISTS "+database, "TabSeparated"); err != nil { // identifier from config
+		c.close()
+		return nil, fmt.Errorf("chdb create database %s: %w", database, err)
 	}
 	out, err := c.run("", "SELECT version()", "TabSeparated")
 	if err != nil {
@@ -55,11 +53,6 @@ func Open(path, database string) (*Engine, error) {
 	e.version.Version.Major, e.version.Version.Minor, e.version.Version.Patch = nums[0], nums[1], nums[2]
 	return e, nil
 }
-
-// sessionSettings are the session's own: a server receives a statement's bound values
-// and external tables outside its syntax tree, chDB sees them all in the text, so the
-// tree of a fleet query may pass the 50,000 nodes a query may have by default.
-const sessionSettings = "SET max_ast_elements = 50000000, max_expanded_ast_elements = 50000000"
 
 // In returns an Engine on the same session that runs its statements in database, created
 // when missing. Its Close leaves the session open: the Engine of Open closes it.
