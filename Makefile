@@ -21,28 +21,50 @@ services: ## Install (if missing) and start ClickHouse and Redis on loopback
 services-down: ## Stop the ClickHouse and Redis that `make services` started
 	@scripts/services.sh down
 
+CHDB_VERSION ?= 26.7.3-stable.1
+# The chDB library's folder (fetched once into .cache/chdb/VERSION) and the cgo settings of
+# a build that links it; the binary finds it through its rpath.
+CHDB_DIR = $$(scripts/chdb.sh $(CHDB_VERSION))
+CHDB_ENV = CGO_ENABLED=1 CGO_LDFLAGS="-L$$dir -Wl,-rpath,$$dir" LD_LIBRARY_PATH="$$dir"
+
 .PHONY: build
-build: ## Build bin/kwhouse
+build: ## Build bin/kwhouse (server mode only: pure Go, no chDB)
 	$(GO) build -o $(BIN) ./cmd/kwhouse
 
+.PHONY: build-embedded
+build-embedded: ## Build bin/kwhouse with chDB inside: server and embedded mode (fetches chDB once, needs cgo)
+	@scripts/services.sh toolchain
+	@dir=$(CHDB_DIR) && $(CHDB_ENV) $(GO) build -tags chdb -o $(BIN) ./cmd/kwhouse
+
 .PHONY: run
-run: services build ## Set everything up and serve the API on :8080 (Ctrl-C stops it)
+run: build-embedded ## Serve the API on :8080 in embedded mode, data in .run/embedded: no servers (Ctrl-C stops it)
 	@scripts/run.sh
+
+.PHONY: run-servers
+run-servers: services build ## Serve the API on :8080 on ClickHouse and Redis servers (installed and started on loopback)
+	@KWHOUSE_RUN_MODE=servers scripts/run.sh
 
 .PHONY: browser
 browser: ## Install Debian's chromium (if missing) for the dashboard's browser test
 	@scripts/services.sh browser
 
 .PHONY: test
-test: services browser ## Set everything up and run every test (race detector on)
+test: services browser ## Set everything up and run every test (race detector on), then the API suite in embedded mode
 	$(TEST_ENV) $(GO) test -race -count=1 -timeout 20m ./...
+	@$(MAKE) --no-print-directory test-embedded
 
-CHDB_VERSION ?= 26.7.3-stable.1
+.PHONY: test-embedded
+test-embedded: browser ## The API suite, the dashboard in Chromium and the CLI's embedded tests on chDB and an in-process Redis (no servers)
+	@scripts/services.sh toolchain
+	@dir=$(CHDB_DIR) && data=$$(mktemp -d "$${TMPDIR:-/tmp}/kwhouse-test-embedded.XXXXXX") && \
+	trap 'rm -rf "$$data"' EXIT && \
+	$(CHDB_ENV) KWHOUSE_TEST_EMBEDDED=1 KWHOUSE_TEST_EMBEDDED_DIR="$$data" \
+	$(GO) test -tags chdb -count=1 -timeout 30m ./httpapi/ ./dashboard/ && \
+	$(CHDB_ENV) $(GO) test -tags chdb -count=1 -timeout 5m -run Embedded ./cmd/kwhouse/
 
 .PHONY: test-modern
 test-modern: services ## Run every statement on current ClickHouse (chDB 26.x) and compare with 18.16
-	@dir=$$(scripts/chdb.sh $(CHDB_VERSION)) && \
-	CGO_ENABLED=1 CGO_LDFLAGS="-L$$dir" LD_LIBRARY_PATH="$$dir" $(TEST_ENV) \
+	@dir=$(CHDB_DIR) && $(CHDB_ENV) $(TEST_ENV) \
 	$(GO) test -tags chdb -count=1 -timeout 20m ./conformance/ ./chstore/...
 
 CLUSTER_ADDRS := 127.0.0.1:9101,127.0.0.1:9102,127.0.0.1:9103,127.0.0.1:9104
@@ -82,7 +104,7 @@ bench-ingest: services build ## Ingest benchmark: API vs ClickHouse JSONEachRow 
 	$(GO) run ./bench/ingest
 
 .PHONY: bench
-bench: bench-ingest bench-costs bench-slots bench-schedules bench-load bench-onboard bench-webhooks ## Every benchmark
+bench: bench-ingest bench-costs bench-slots bench-schedules bench-load bench-onboard bench-webhooks bench-modes ## Every benchmark
 
 .PHONY: bench-costs
 bench-costs: services ## Cost query benchmark: 17.5 M readings, p50/p99 and the bare-sum floor
@@ -103,6 +125,11 @@ bench-schedules: services ## POST /schedules: p50/p99 of 24 h × 10 devices and 
 .PHONY: bench-webhooks
 bench-webhooks: services ## Webhooks: 10,000 events/min to 3 loopback endpoints, then beside a dead one; p99 event-to-delivery, memory
 	$(GO) run ./bench/webhooks
+
+.PHONY: bench-modes
+bench-modes: services ## Embedded vs server mode: demo fleet load, a location's and the fleet's month by DAY
+	@scripts/services.sh toolchain
+	@dir=$(CHDB_DIR) && $(CHDB_ENV) $(GO) run -tags chdb ./bench/modes
 
 .PHONY: bench-slots
 bench-slots: services ## Slot query benchmark: p50/p99 and requests/s with 8 clients

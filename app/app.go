@@ -67,8 +67,8 @@ type App struct {
 type Options struct {
 	Now         func() time.Time // the clock; time.Now when nil
 	RedisPrefix string           // key prefix in Redis; redis.key_prefix when empty
-	// DB, when set, is used instead of opening cfg.ClickHouse (the conformance suite
-	// passes a chDB-backed one); the app closes it.
+	// DB, when set, is used instead of opening cfg.ClickHouse (embedded mode and the
+	// conformance suite pass a chDB-backed one); the app closes it.
 	DB *chstore.DB
 	// NoCache serves every document read from ClickHouse (Redis is still pinged).
 	NoCache bool
@@ -307,12 +307,12 @@ type Loader struct {
 	cache  *rediscache.Cache
 }
 
-// OpenLoader opens ClickHouse with the schema applied and an ingest service that checks
-// ids straight against ClickHouse. Redis gives only the row versions the servers draw
-// from too; without it the loader's own clock does.
-func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Loader, error) {
+// OpenLoader opens ClickHouse (opt.DB when set) with the schema applied and an ingest
+// service that checks ids straight against ClickHouse. Redis gives only the row versions
+// the servers draw from too; without it the loader's own clock does.
+func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options) (*Loader, error) {
 	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
-	db, err := openMigrated(ctx, cfg, Options{}, cache, log)
+	db, err := openMigrated(ctx, cfg, opt, cache, log)
 	if err != nil {
 		cache.Close()
 		return nil, err
@@ -347,14 +347,14 @@ type Importer struct {
 	Cache  *rediscache.Cache
 }
 
-// OpenImporter opens ClickHouse with the schema applied, and Redis.
-func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Importer, error) {
+// OpenImporter opens ClickHouse (opt.DB when set) with the schema applied, and Redis.
+func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options) (*Importer, error) {
 	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
 	if err := cache.Ping(ctx); err != nil {
 		log.Warn("redis unavailable: imported tariffs reach running servers' cached prices only when those expire",
 			"addr", cfg.Redis.Addr, "err", err)
 	}
-	db, err := openMigrated(ctx, cfg, Options{}, cache, log)
+	db, err := openMigrated(ctx, cfg, opt, cache, log)
 	if err != nil {
 		cache.Close()
 		return nil, err

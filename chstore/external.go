@@ -111,8 +111,10 @@ func nativeOptions(ctx context.Context, s Settings) ([]clickhouse.QueryOption, e
 }
 
 // InlineExternal rewrites sql for an engine that cannot receive external data (chDB): each
-// "FROM name" of a table in tables reads the rows from the values() table function instead
-// (null() when there are none), as current releases have both.
+// "FROM name" of a table in tables reads the rows from the format() table function
+// instead, the rows one string in the Values format (null() when there are none), as
+// current releases have both. One string, not a values() list, whose every value would
+// be a node of the syntax tree to analyse: a long price timeline is thousands of rows.
 func InlineExternal(sql string, tables []External) (string, error) {
 	for _, e := range tables {
 		src := fmt.Sprintf("null('%s')", e.Structure())
@@ -122,9 +124,11 @@ func InlineExternal(sql string, tables []External) (string, error) {
 				cols[j] = reflect.ValueOf(c.Values)
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "values('%s'", e.Structure())
 			for r := 0; r < n; r++ {
-				b.WriteString(", (")
+				if r > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("(")
 				for j, col := range cols {
 					if j > 0 {
 						b.WriteString(", ")
@@ -137,8 +141,11 @@ func InlineExternal(sql string, tables []External) (string, error) {
 				}
 				b.WriteString(")")
 			}
-			b.WriteString(")")
-			src = b.String()
+			data, err := Literal(b.String())
+			if err != nil {
+				return "", fmt.Errorf("external table %s: %w", e.Name, err)
+			}
+			src = fmt.Sprintf("format(Values, '%s', %s)", e.Structure(), data)
 		}
 		re := regexp.MustCompile(`\bFROM\s+` + regexp.QuoteMeta(e.Name) + `\b`)
 		sql = re.ReplaceAllLiteralString(sql, "FROM "+src)

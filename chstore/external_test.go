@@ -67,13 +67,14 @@ func TestExternalTableIsReadAsATable(t *testing.T) {
 	}
 }
 
-// chDB cannot receive external data: the table is inlined as values() (null() when empty).
+// chDB cannot receive external data: the table is inlined as format(Values, …) (null()
+// when empty).
 func TestInlineExternal(t *testing.T) {
 	got, err := InlineExternal("SELECT * FROM _t WHERE k IN (SELECT k FROM  _t) AND x = '_tx'", []External{externalSegs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "FROM values('k UInt8, s UInt32, p Array(Float64), loc String', (1, 10, [0.5, 1.25], 'a'), (2, 20, [], 'b\\'c'))"
+	want := `FROM format(Values, 'k UInt8, s UInt32, p Array(Float64), loc String', '(1, 10, [0.5, 1.25], \'a\'), (2, 20, [], \'b\\\'c\')')`
 	if strings.Count(got, want) != 2 || !strings.Contains(got, "'_tx'") {
 		t.Fatalf("inlined: %s", got)
 	}

@@ -18,6 +18,7 @@ type Config struct {
 	HTTP       HTTP       `mapstructure:"http"`
 	ClickHouse ClickHouse `mapstructure:"clickhouse"`
 	Redis      Redis      `mapstructure:"redis"`
+	Embedded   Embedded   `mapstructure:"embedded"`
 	Auth       Auth       `mapstructure:"auth"`
 	Ingest     Ingest     `mapstructure:"ingest"`
 	Costs      Costs      `mapstructure:"costs"`
@@ -171,6 +172,13 @@ func (c ClickHouse) WireCompression() string {
 	return "none"
 }
 
+// Embedded selects embedded mode: ClickHouse (chDB) and Redis's roles inside the
+// process, all data in Dir, which one process at a time may use. Empty (the default):
+// server mode, on clickhouse.addr and redis.addr (docs/operations.md, "Embedded mode").
+type Embedded struct {
+	Dir string `mapstructure:"dir"`
+}
+
 // Redis configures the cache and coordination store.
 type Redis struct {
 	Addr     string        `mapstructure:"addr"`
@@ -277,6 +285,7 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("clickhouse.compression", "auto")
 	v.SetDefault("clickhouse.insert_quorum", 2)
 	v.SetDefault("clickhouse.quorum_wait", 5*time.Second)
+	v.SetDefault("embedded.dir", "")
 	v.SetDefault("redis.addr", "127.0.0.1:6379")
 	v.SetDefault("redis.password", "")
 	v.SetDefault("redis.db", 0)

@@ -63,6 +63,9 @@ func (c *Config) problems() []error {
 	if !validIdentifier(c.ClickHouse.Database) {
 		add("clickhouse.database", "must be letters, digits and underscores, got %q", c.ClickHouse.Database)
 	}
+	if c.ClickHouse.Cluster != "" && c.Embedded.Dir != "" {
+		add("embedded.dir", "embedded mode runs one ClickHouse in the process; it cannot be used with clickhouse.cluster")
+	}
 	if c.ClickHouse.Cluster != "" && !validIdentifier(c.ClickHouse.Cluster) {
 		add("clickhouse.cluster", "must be letters, digits and underscores, got %q", c.ClickHouse.Cluster)
 	}

@@ -30,11 +30,6 @@ func observer(engine string) func(chstore.Statement) {
 	}
 }
 
-// shared keeps the one chDB session a process may have open across apps.
-type shared struct{ *chdb.Engine }
-
-func (shared) Close() error { return nil }
-
 var chdbEngine struct {
 	once sync.Once
 	e    *chdb.Engine
@@ -72,15 +67,14 @@ func chdbDB(t *testing.T, database string) *chstore.DB {
 	if chdbEngine.err != nil {
 		t.Fatalf("open chDB: %v", chdbEngine.err)
 	}
-	e := chdbEngine.e
-	if err := e.Exec(t.Context(), nil, "CREATE DATABASE IF NOT EXISTS "+database); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Exec(t.Context(), nil, "USE "+database); err != nil {
+	// An engine of the one chDB session a process may have open: its Close leaves the
+	// session open for the next app.
+	e, err := chdbEngine.e.In(database)
+	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := config.ClickHouse{Database: database, MaxExecutionTime: 30 * time.Second, MaxMemoryUsage: 4 << 30}
-	db := chstore.NewDB(shared{e}, cfg, e.Version())
+	db := chstore.NewDB(e, cfg, e.Version())
 	db.Observe = observer("chdb")
 	return db
 }

@@ -6,6 +6,7 @@
 #   scripts/services.sh down   stop the servers this script started
 #   scripts/services.sh env    print the KWHOUSE_* variables that point at them
 #   scripts/services.sh browser  install Debian's chromium if missing (the dashboard's browser test)
+#   scripts/services.sh toolchain  install npm and a C compiler if missing (fetching and linking chDB)
 #
 # Ports: KWHOUSE_CH_PORT (default 9000), KWHOUSE_REDIS_PORT (default 6379).
 set -euo pipefail
@@ -163,6 +164,15 @@ browser() {
   apt_install chromium
 }
 
+# toolchain installs what an embedded build needs: npm fetches chDB (scripts/chdb.sh), cgo
+# links it.
+toolchain() {
+  local need=()
+  command -v npm >/dev/null 2>&1 || need+=(npm)
+  command -v gcc >/dev/null 2>&1 || need+=(gcc)
+  [ "${#need[@]}" -eq 0 ] || apt_install "${need[@]}"
+}
+
 env_vars() {
   echo "export KWHOUSE_CLICKHOUSE_ADDR=127.0.0.1:$ch_port"
   echo "export KWHOUSE_REDIS_ADDR=127.0.0.1:$redis_port"
@@ -173,5 +183,6 @@ case "${1:-up}" in
   down) down ;;
   env) env_vars ;;
   browser) browser ;;
-  *) echo "usage: $0 up|down|env|browser" >&2; exit 2 ;;
+  toolchain) toolchain ;;
+  *) echo "usage: $0 up|down|env|browser|toolchain" >&2; exit 2 ;;
 esac

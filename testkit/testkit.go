@@ -1,7 +1,8 @@
 // Package testkit gives integration tests real backing stores: a fresh ClickHouse database
 // with every migration applied and a Redis key namespace, one of each per test. Addresses
 // come from KWHOUSE_TEST_CLICKHOUSE_ADDR / KWHOUSE_TEST_REDIS_ADDR (make test sets them);
-// without them, and where a Docker engine runs, testcontainers starts the servers.
+// without them, and where a Docker engine runs, testcontainers starts the servers. With
+// KWHOUSE_TEST_EMBEDDED=1 the stores are embedded ones instead (embedded.go).
 package testkit
 
 import (
@@ -64,6 +65,9 @@ func ClickHouse(t testing.TB) *chstore.DB {
 // OpenClickHouse opens and migrates the database of cfg, dropping it when the test ends.
 func OpenClickHouse(t testing.TB, cfg config.ClickHouse) *chstore.DB {
 	t.Helper()
+	if Embedded() {
+		return openEmbedded(t, cfg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	db, err := chstore.Open(ctx, cfg)
@@ -108,6 +112,9 @@ var (
 )
 
 func clickhouseAddr(t testing.TB) string {
+	if Embedded() {
+		return embeddedAddr
+	}
 	if a := firstEnv("KWHOUSE_TEST_CLICKHOUSE_ADDR", "KWHOUSE_CLICKHOUSE_ADDR"); a != "" {
 		return a
 	}
@@ -116,6 +123,9 @@ func clickhouseAddr(t testing.TB) string {
 }
 
 func redisAddr(t testing.TB) string {
+	if Embedded() {
+		return embeddedRedisAddr(t)
+	}
 	if a := firstEnv("KWHOUSE_TEST_REDIS_ADDR", "KWHOUSE_REDIS_ADDR"); a != "" {
 		return a
 	}

@@ -16,29 +16,30 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// Engine is a chstore.Engine on a chDB session.
+// Engine is a chstore.Engine on a chDB session, running its statements in one database.
+// The Engine Open returns owns the session; those of In share it.
 type Engine struct {
-	conn    *conn
-	version driver.ServerVersion
+	conn     *conn
+	database string
+	owner    bool
+	version  driver.ServerVersion
 }
 
 var _ chstore.Engine = (*Engine)(nil)
 
-// Open starts chDB with its data in path, creates database and makes it the session's
-// current one.
+// Open starts chDB with its data in path (kept there: a later Open of the same path finds
+// the databases again), creates database and runs the Engine's statements in it.
 func Open(path, database string) (*Engine, error) {
 	c, err := connect(path)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{conn: c}
-	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS " + database, "USE " + database} {
-		if _, err := c.run(q, "TabSeparated"); err != nil {
-			c.close()
-			return nil, fmt.Errorf("chdb %s: %w", q, err)
-		}
+	e := &Engine{conn: c, database: database, owner: true}
+	if _, err := c.run("", "CREATE DATABASE IF NOT EXISTS "+database, "TabSeparated"); err != nil { // identifier from config
+		c.close()
+		return nil, fmt.Errorf("chdb create database %s: %w", database, err)
 	}
-	out, err := c.run("SELECT version()", "TabSeparated")
+	out, err := c.run("", "SELECT version()", "TabSeparated")
 	if err != nil {
 		c.close()
 		return nil, err
@@ -51,6 +52,15 @@ func Open(path, database string) (*Engine, error) {
 	}
 	e.version.Version.Major, e.version.Version.Minor, e.version.Version.Patch = nums[0], nums[1], nums[2]
 	return e, nil
+}
+
+// In returns an Engine on the same session that runs its statements in database, created
+// when missing. Its Close leaves the session open: the Engine of Open closes it.
+func (e *Engine) In(database string) (*Engine, error) {
+	if _, err := e.conn.run("", "CREATE DATABASE IF NOT EXISTS "+database, "TabSeparated"); err != nil { // identifier from config
+		return nil, fmt.Errorf("chdb create database %s: %w", database, err)
+	}
+	return &Engine{conn: e.conn, database: database, version: e.version}, nil
 }
 
 // Version returns the engine's ClickHouse version.
@@ -79,7 +89,7 @@ func (e *Engine) Query(ctx context.Context, s chstore.Settings, sql string) (chs
 	if err != nil {
 		return nil, err
 	}
-	out, err := e.conn.run(sql+"\n"+settingsClause(s), "JSONCompact")
+	out, err := e.conn.run(e.database, sql+"\n"+settingsClause(s), "JSONCompact")
 	if err != nil {
 		return nil, err
 	}
@@ -88,19 +98,21 @@ func (e *Engine) Query(ctx context.Context, s chstore.Settings, sql string) (chs
 
 // Exec runs a statement without a result.
 func (e *Engine) Exec(_ context.Context, _ chstore.Settings, sql string) error {
-	_, err := e.conn.run(sql, "TabSeparated")
+	_, err := e.conn.run(e.database, sql, "TabSeparated")
 	return err
 }
 
 // Ping checks the session answers.
 func (e *Engine) Ping(context.Context) error {
-	_, err := e.conn.run("SELECT 1", "TabSeparated")
+	_, err := e.conn.run("", "SELECT 1", "TabSeparated")
 	return err
 }
 
-// Close ends the session.
+// Close ends the session (nothing for an Engine of In).
 func (e *Engine) Close() error {
-	e.conn.close()
+	if e.owner {
+		e.conn.close()
+	}
 	return nil
 }
 

@@ -36,9 +36,11 @@ import (
 var ErrQuery = errors.New("chdb query")
 
 // conn is one chDB session; chDB allows one per process, and calls are serialised.
+// current is the session's current database (USE), "" before the first.
 type conn struct {
-	mu sync.Mutex
-	c  *C.chdb_connection
+	mu      sync.Mutex
+	c       *C.chdb_connection
+	current string
 }
 
 func connect(path string) (*conn, error) {
@@ -51,13 +53,26 @@ func connect(path string) (*conn, error) {
 	return &conn{c: c}, nil
 }
 
-// run executes sql and returns its output in format.
-func (c *conn) run(sql, format string) ([]byte, error) {
+// run executes sql in database (the session's current one when "") and returns its
+// output in format. The session has one current database: a statement of another one
+// is preceded by a USE, under the same lock.
+func (c *conn) run(database, sql, format string) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.c == nil {
 		return nil, fmt.Errorf("%w: connection closed", ErrQuery)
 	}
+	if database != "" && database != c.current {
+		if _, err := c.query("USE "+database, "TabSeparated"); err != nil { // identifier from config
+			return nil, err
+		}
+		c.current = database
+	}
+	return c.query(sql, format)
+}
+
+// query runs one statement; c.mu is held.
+func (c *conn) query(sql, format string) ([]byte, error) {
 	q, f := C.CString(sql), C.CString(format)
 	defer C.free(unsafe.Pointer(q))
 	defer C.free(unsafe.Pointer(f))

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kwhouse/kwhouse/accounts"
 	"github.com/kwhouse/kwhouse/app"
-	"github.com/kwhouse/kwhouse/chstore"
 )
 
 func (c *cli) accountsCmd() *cobra.Command {
@@ -25,7 +24,7 @@ func (c *cli) openAccounts(cmd *cobra.Command) (*accounts.Store, func(), error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := chstore.Open(cmd.Context(), cfg.ClickHouse)
+	db, err := c.openDB(cmd.Context(), cfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -101,11 +101,11 @@ func (c *cli) startLoopback(ctx context.Context) (stop func(), base string, err 
 	}
 	cfg.HTTP.Addr = "127.0.0.1:0"
 	log = log.With("in", "demo")
-	return serveLoopback(ctx, cfg, log)
+	return serveLoopback(ctx, cfg, log, c.options())
 }
 
-func serveLoopback(ctx context.Context, cfg *config.Config, log *slog.Logger) (func(), string, error) {
-	a, err := app.New(ctx, cfg, log, app.Options{})
+func serveLoopback(ctx context.Context, cfg *config.Config, log *slog.Logger, opt app.Options) (func(), string, error) {
+	a, err := app.New(ctx, cfg, log, opt)
 	if err != nil {
 		return nil, "", err
 	}

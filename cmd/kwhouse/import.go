@@ -50,7 +50,7 @@ so an import that stopped can be run again.`,
 			if err != nil {
 				return err
 			}
-			im, err := app.OpenImporter(cmd.Context(), cfg, log)
+			im, err := app.OpenImporter(cmd.Context(), cfg, log, c.options())
 			if err != nil {
 				return err
 			}

@@ -38,7 +38,7 @@ go to a reject file (FILE.rejects.csv or FILE.rejects.ndjson) with the reason.`,
 			if err != nil {
 				return err
 			}
-			l, err := app.OpenLoader(cmd.Context(), cfg, log)
+			l, err := app.OpenLoader(cmd.Context(), cfg, log, c.options())
 			if err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/kwhouse/kwhouse/config"
+	"github.com/kwhouse/kwhouse/embedded"
 )
 
 func main() {
@@ -21,14 +22,16 @@ func main() {
 	defer stop()
 	if err := newRoot().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "kwhouse:", err)
-		os.Exit(1)
+		os.Exit(1) // ends the embedded stores too, and releases their directory
 	}
 }
 
-// cli holds what every subcommand shares: the viper instance and the config file flag.
+// cli holds what every subcommand shares: the viper instance, the config file flag and,
+// in embedded mode, the stores inside the process.
 type cli struct {
 	v    *viper.Viper
 	file string
+	emb  *embedded.Store
 }
 
 func newRoot() *cobra.Command {
@@ -44,8 +47,10 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().String("clickhouse-database", "", "ClickHouse database, created if missing (KWHOUSE_CLICKHOUSE_DATABASE)")
 	root.PersistentFlags().String("redis-addr", "", "Redis address host:port (KWHOUSE_REDIS_ADDR)")
 	root.PersistentFlags().String("log-level", "", "debug, info, warn or error (KWHOUSE_LOG_LEVEL)")
+	root.PersistentFlags().String("embedded", "", "embedded mode: ClickHouse and Redis inside this process, data in DIR (KWHOUSE_EMBEDDED_DIR)")
 	bind(c.v, root, map[string]string{"clickhouse.addr": "clickhouse-addr", "clickhouse.database": "clickhouse-database",
-		"redis.addr": "redis-addr", "log.level": "log-level"})
+		"redis.addr": "redis-addr", "log.level": "log-level", "embedded.dir": "embedded"})
+	root.PersistentPostRunE = func(*cobra.Command, []string) error { return c.closeEmbedded() }
 	root.AddCommand(c.serveCmd(), c.migrateCmd(), c.accountsCmd(), c.ingestCmd(), c.importCmd(), c.demoCmd())
 	return root
 }
@@ -70,6 +75,9 @@ func (c *cli) load(serving bool) (*config.Config, *slog.Logger, error) {
 	}
 	cfg, err := load(c.v, c.file)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.openEmbedded(cfg); err != nil {
 		return nil, nil, err
 	}
 	return cfg, newLogger(cfg.Log), nil

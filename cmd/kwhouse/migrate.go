@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kwhouse/kwhouse/app"
-	"github.com/kwhouse/kwhouse/chstore"
 )
 
 func (c *cli) migrateCmd() *cobra.Command {
@@ -16,7 +15,7 @@ func (c *cli) migrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			db, err := chstore.Open(cmd.Context(), cfg.ClickHouse)
+			db, err := c.openDB(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}

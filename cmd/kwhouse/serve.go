@@ -20,7 +20,7 @@ func (c *cli) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := app.New(cmd.Context(), cfg, log, app.Options{})
+			a, err := app.New(cmd.Context(), cfg, log, c.options())
 			if err != nil {
 				return err
 			}
@@ -32,8 +32,12 @@ func (c *cli) serveCmd() *cobra.Command {
 			if cfg.HTTP.PprofAddr != "" {
 				go servePprof(cfg.HTTP.PprofAddr, log)
 			}
-			log.Info("kwhouse serving", "addr", addr, "clickhouse", cfg.ClickHouse.Addr,
-				"database", cfg.ClickHouse.Database, "redis", cfg.Redis.Addr)
+			if c.emb != nil {
+				log.Info("kwhouse serving, embedded", "addr", addr, "dir", c.emb.Dir, "database", cfg.ClickHouse.Database)
+			} else {
+				log.Info("kwhouse serving", "addr", addr, "clickhouse", cfg.ClickHouse.Addr,
+					"database", cfg.ClickHouse.Database, "redis", cfg.Redis.Addr)
+			}
 			if err := a.Serve(cmd.Context()); err != nil {
 				return err
 			}

@@ -50,7 +50,8 @@ func (a *API) Database() string { return a.database }
 type Options struct {
 	Now       func() time.Time
 	Configure func(*config.Config)
-	// DB and NoCache are passed to app.Options (the conformance suite runs on chDB).
+	// DB and NoCache are passed to app.Options (the conformance suite runs on chDB; in
+	// embedded mode, testkit.Embedded, DB is the test's database of the chDB session).
 	DB      *chstore.DB
 	NoCache bool
 	// ShareWith, when set, runs this service on the other's ClickHouse database and Redis
@@ -75,6 +76,10 @@ func Start(t testing.TB, opt Options) *API {
 	}
 	if opt.ClickHouse != nil {
 		opt.ClickHouse(&ch)
+	}
+	if testkit.Embedded() && opt.DB == nil {
+		// The app migrates it; the ClickHouse proxies below then lead nowhere.
+		opt.DB = testkit.EmbeddedDB(t, ch)
 	}
 	clickhouseAddr := ch.Addr
 	chProxy, redisProxy := testkit.NewProxies(t, ch.Addr), testkit.NewProxy(t, rc.Addr)

@@ -1,0 +1,3 @@
+// Package main is the embedded-versus-server benchmark (main.go, built with the chdb
+// tag: make bench-modes).
+package main
