@@ -27,19 +27,27 @@ const agileFile = "../shared/data/agile_A_eastern_england_2018-2021.csv"
 func main() {
 	small := flag.Int("requests", 200, "requests of the 24-hour, 10-device plan")
 	large := flag.Int("large", 20, "requests of the 7-day, 50-device plan")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
 	flag.Parse()
-	if err := run(*small, *large); err != nil {
+	if err := run(*small, *large, *profile); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(nSmall, nLarge int) error {
+func run(nSmall, nLarge int, profile string) error {
 	ctx := context.Background()
 	a, base, closeApp, err := benchkit.StartFresh(ctx, "kwbench_schedules", "kwbenchsched:")
 	if err != nil {
 		return err
 	}
 	defer closeApp()
+	if profile != "" {
+		stop, err := benchkit.CPUProfile(profile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	acc, err := a.Accounts.Create(ctx, "bench")
 	if err != nil {
 		return err
@@ -55,18 +63,19 @@ func run(nSmall, nLarge int) error {
 	r := rand.New(rand.NewSource(1))
 	start := time.Now().UTC().Truncate(30 * time.Minute).Add(30 * time.Minute)
 	measure := func(what string, n, ndev int, span time.Duration) error {
+		t0 := time.Now()
 		lat := make([]time.Duration, 0, n)
 		for i := 0; i < n; i++ {
 			body := request(r, loc, devices[:ndev], start, span)
-			t0 := time.Now()
+			began := time.Now()
 			if err := benchkit.Call(base, key, "POST", "/schedules", body, nil); err != nil {
 				return err
 			}
-			lat = append(lat, time.Since(t0))
+			lat = append(lat, time.Since(began))
 		}
 		p := func(q int) float64 { return benchkit.Millis(benchkit.Percentile(lat, q)) }
 		fmt.Printf("%-44s p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms (%d requests)\n", what, p(50), p(99), p(100), n)
-		return nil
+		return benchkit.PrintQueryLog(ctx, a, t0)
 	}
 	if err := measure("24 h, 10 devices, half-hourly market prices:", nSmall, 10, 24*time.Hour); err != nil {
 		return err
