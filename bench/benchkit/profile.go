@@ -54,3 +54,16 @@ func PrintQueryLog(ctx context.Context, a *app.App, since time.Time) error {
 	}
 	return rows.Err()
 }
+
+// QueryLogStart is the start of a measurement PrintQueryLog reports on: with
+// KWBENCH_LOG_QUERIES set, the next whole second (after waiting for it), so that queries
+// finished before it, in the same second, are not counted; else now.
+func QueryLogStart() time.Time {
+	now := time.Now()
+	if os.Getenv("KWBENCH_LOG_QUERIES") == "" {
+		return now
+	}
+	next := now.Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(next))
+	return next
+}

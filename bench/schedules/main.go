@@ -63,7 +63,7 @@ func run(nSmall, nLarge int, profile string) error {
 	r := rand.New(rand.NewSource(1))
 	start := time.Now().UTC().Truncate(30 * time.Minute).Add(30 * time.Minute)
 	measure := func(what string, n, ndev int, span time.Duration) error {
-		t0 := time.Now()
+		t0 := benchkit.QueryLogStart()
 		lat := make([]time.Duration, 0, n)
 		for i := 0; i < n; i++ {
 			body := request(r, loc, devices[:ndev], start, span)
