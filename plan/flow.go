@@ -100,28 +100,24 @@ func (g *network) blockingFlow() int64 {
 }
 
 // push sends up to limit from u towards the sink along the level graph (Dinic's DFS with
-// current-edge pointers) and returns how much it sent: as much as u's edges take, so one
-// descent from the source fills many paths.
+// current-edge pointers) and returns how much it sent.
 func (g *network) push(u int, limit int64) int64 {
 	if u == g.sink {
 		return limit
 	}
-	var sent int64
 	for ; g.iter[u] >= 0; g.iter[u] = g.next[g.iter[u]] {
 		e := g.iter[u]
 		v := g.to[e]
 		if g.capacity[e] == 0 || g.level[v] != g.level[u]+1 || g.reduced(e) > admissible {
 			continue
 		}
-		if f := g.push(v, min(limit-sent, g.capacity[e])); f > 0 {
+		if f := g.push(v, min(limit, g.capacity[e])); f > 0 {
 			g.capacity[e] -= f
 			g.capacity[e^1] += f
-			if sent += f; sent == limit {
-				return sent // e may have room left: u's current edge stays
-			}
+			return f
 		}
 	}
-	return sent
+	return 0
 }
 
 // initialPotentials are the least path costs from the source (Bellman-Ford; the graph has
