@@ -3,7 +3,10 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/carbon"
@@ -42,12 +45,28 @@ var devicesAtStmt = chstore.Register("query.devices_at", `SELECT device_id, max(
 // without records there are not returned.
 func (c *Pricer) DevicesElsewhere(ctx context.Context, scope kwhouse.Scope, locationID string, ids []string, start, end time.Time) (map[string]string, error) {
 	out := map[string]string{}
-	rest, err := c.devicesNotHere(ctx, scope, locationID, ids, start, end)
-	if err == nil {
-		rest, err = c.catalog.SeenDevices(ctx, scope, rest) // no readings: no records anywhere
+	// Both at once: one round trip's wait, not two.
+	var notHere, seen []string
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		notHere, err = c.devicesNotHere(gctx, scope, locationID, ids, start, end)
+		return err
+	})
+	g.Go(func() (err error) {
+		seen, err = c.catalog.SeenDevices(gctx, scope, ids) // no readings: no records anywhere
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
-	if err != nil || len(rest) == 0 {
-		return out, err
+	var rest []string
+	for _, id := range notHere {
+		if slices.Contains(seen, id) {
+			rest = append(rest, id)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
 	}
 	rows, err := c.db.Query(ctx, devicesAtStmt, locationID, scope.AccountID, scope.LiveByte(), chstore.Set(rest),
 		uint32(start.Unix()), uint32(end.Unix()))
