@@ -42,7 +42,8 @@ var devicesAtStmt = chstore.Register("query.devices_at", `SELECT device_id, max(
 
 // DevicesElsewhere returns the devices of ids whose records starting in [start, end) are
 // all at locations other than locationID, each with one of those locations. Devices
-// without records there are not returned.
+// without records there are not returned. Devices with a record at the location, and
+// devices that never sent a reading, are answered without reading other locations' records.
 func (c *Pricer) DevicesElsewhere(ctx context.Context, scope kwhouse.Scope, locationID string, ids []string, start, end time.Time) (map[string]string, error) {
 	out := map[string]string{}
 	// Both at once: one round trip's wait, not two.
