@@ -25,9 +25,10 @@ func CPUProfile(path string) (stop func(), err error) {
 }
 
 // PrintQueryLog prints, when KWBENCH_LOG_QUERIES is set (ClickHouse then logs kwhouse's
-// queries), each kind of query since since: how many, and their mean and largest
-// duration in ClickHouse (system.query_log). The kind is the query's first 70 characters.
-func PrintQueryLog(ctx context.Context, a *app.App, since time.Time) error {
+// queries), each kind of query since since whose text holds mark (an account id: other
+// processes share the server's query log): how many, and their mean and largest duration
+// in ClickHouse (system.query_log). The kind is the query's first 70 characters.
+func PrintQueryLog(ctx context.Context, a *app.App, since time.Time, mark string) error {
 	if os.Getenv("KWBENCH_LOG_QUERIES") == "" {
 		return nil
 	}
@@ -36,8 +37,9 @@ func PrintQueryLog(ctx context.Context, a *app.App, since time.Time) error {
 	}
 	rows, err := a.DB.Query(ctx, chstore.Tool(`SELECT substring(replaceRegexpAll(query, '\\s+', ' '), 1, 70) AS kind,
 		count(), avg(query_duration_ms), max(query_duration_ms)
-		FROM system.query_log WHERE type = 2 AND event_time >= toDateTime(?) AND query NOT LIKE '%system.query_log%'
-		GROUP BY kind ORDER BY count() * avg(query_duration_ms) DESC LIMIT 12`), uint32(since.Unix()))
+		FROM system.query_log WHERE type = 2 AND event_time >= toDateTime(?) AND position(query, ?) > 0
+			AND query NOT LIKE '%system.query_log%'
+		GROUP BY kind ORDER BY count() * avg(query_duration_ms) DESC LIMIT 12`), uint32(since.Unix()), mark)
 	if err != nil {
 		return err
 	}

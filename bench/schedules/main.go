@@ -85,7 +85,7 @@ func run(nSmall, nLarge, fleet int, profile string) error {
 		}
 		p := func(q int) float64 { return benchkit.Millis(benchkit.Percentile(lat, q)) }
 		fmt.Printf("%-44s p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms (%d requests)\n", what, p(50), p(99), p(100), n)
-		return benchkit.PrintQueryLog(ctx, a, t0)
+		return benchkit.PrintQueryLog(ctx, a, t0, acc.AccountID)
 	}
 	if err := measure("24 h, 10 devices, half-hourly market prices:", nSmall, 10, 24*time.Hour); err != nil {
 		return err
