@@ -138,6 +138,25 @@ type DeviceActivity interface {
 	LastSeen(ctx context.Context, scope kwhouse.Scope, ids []string) (map[string]time.Time, error)
 }
 
+// SeenDevices returns the devices of ids that have ever sent a reading (all of ids when
+// the catalog has no DeviceActivity).
+func (c *Catalog) SeenDevices(ctx context.Context, scope kwhouse.Scope, ids []string) ([]string, error) {
+	if c.activity == nil || len(ids) == 0 {
+		return ids, nil
+	}
+	seen, err := c.activity.LastSeen(ctx, scope, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, id := range ids {
+		if _, ok := seen[id]; ok {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
 // withLastSeen fills last_seen of devs.
 func (c *Catalog) withLastSeen(ctx context.Context, scope kwhouse.Scope, devs []Device) error {
 	if c.activity == nil || len(devs) == 0 {

@@ -10,69 +10,35 @@ import (
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
+
+	kbrowser "github.com/kwhouse/kwhouse/testkit/browser"
 )
 
 var httpClient = http.Client{Timeout: time.Minute}
 
-// browser is a headless Chromium tab driven through the DevTools protocol.
+// browser is a headless Chromium tab with the dashboard's own reads.
 type browser struct {
-	t   *testing.T
-	ctx context.Context
-	dir string
+	*kbrowser.Tab
+	t *testing.T
 }
 
-// step is the longest one browser action (a page load, a wait for the page) may take: a
-// view asks for several cost queries one after another, on a loaded machine under -race.
-const step = 3 * time.Minute
-
-func openBrowser(t *testing.T, binary string) *browser {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(binary),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1100, 1400))
-	// The browser lives as long as the context of its first action: the test's, not a step's.
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	tab, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	if err := chromedp.Do(tab); err != nil {
-		t.Fatalf("start %s: %v", binary, err)
-	}
-	b := &browser{t: t, ctx: tab, dir: artifacts(t)}
-	t.Logf("screenshots in %s", b.dir)
-	return b
-}
-
-func (b *browser) run(actions ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, step)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		b.t.Fatalf("browser: %v", err)
-	}
+func openBrowser(t *testing.T) *browser {
+	return &browser{Tab: kbrowser.Open(t, "dashboard"), t: t}
 }
 
 // eval is the value of a JavaScript expression in the page.
 func eval[T any](b *browser, expr string) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, step)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		b.t.Fatalf("browser: %s: %v", expr, err)
-	}
-	return v
+	return kbrowser.Eval[T](b.Tab, expr)
 }
 
 // waitFor waits until the page has finished drawing view ("fleet" or a location id).
 func (b *browser) waitFor(view string) {
 	b.t.Helper()
 	began := time.Now()
-	b.run(chromedp.Poll[chromedp.Void](`document.body.dataset.state === "ready" && document.body.dataset.view === "`+view+`"`,
-		chromedp.WithPollingTimeout(step)))
+	b.Run(chromedp.Poll[chromedp.Void](`document.body.dataset.state === "ready" && document.body.dataset.view === "`+view+`"`,
+		chromedp.WithPollingTimeout(kbrowser.Step)))
 	b.t.Logf("%s drawn in %v", view, time.Since(began).Round(time.Millisecond))
-}
-
-func (b *browser) text(expr string) string {
-	b.t.Helper()
-	return eval[string](b, expr)
 }
 
 // row is a table row as the page shows it: its data-key and each cell's text.
@@ -104,30 +70,15 @@ func (b *browser) requireNoData(when string) {
 	}
 }
 
-// screenshot saves the whole page as name.png under the artefact directory.
-func (b *browser) screenshot(name string) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, step)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Fatalf("screenshot: %v", err)
-	}
-	path := filepath.Join(b.dir, name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Fatalf("screenshot: %v", err)
-	}
-}
-
 // download clicks the element selector finds and returns the file the browser saved.
 func (b *browser) download(selector string) []byte {
 	b.t.Helper()
 	dir := b.t.TempDir()
-	ctx, cancel := context.WithTimeout(b.ctx, step)
+	ctx, cancel := context.WithTimeout(b.Context(), kbrowser.Step)
 	defer cancel()
 	progress := chromedp.Events(ctx, cdpbrowser.DownloadProgress)
 	allow := true
-	b.run(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+	b.Run(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
 		_, err := chromedp.Call(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: &allow})
 		return err

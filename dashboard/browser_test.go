@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/kwhouse/kwhouse/demo"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
+	kbrowser "github.com/kwhouse/kwhouse/testkit/browser"
 )
 
 // The test fleet's window: three days over a month's end, so that the month table has two rows.
@@ -24,7 +22,7 @@ var from, to = time.Date(2021, 1, 30, 0, 0, 0, 0, time.UTC), time.Date(2021, 2, 
 // headless Chromium, enters the key and requires every figure of its tables, and every
 // shaded slot, to be what the API answers; without a key the page shows only the form.
 func TestDashboardShowsWhatTheAPIAnswers(t *testing.T) {
-	chrome := chromium(t)
+	kbrowser.Binary(t) // skips before the fleet is loaded when there is no browser
 	api := apitest.Start(t, apitest.Options{})
 	acc := api.NewAccount("dashboard")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -36,24 +34,24 @@ func TestDashboardShowsWhatTheAPIAnswers(t *testing.T) {
 	if again, err := demo.Load(ctx, client, testFleet()); !errors.Is(err, demo.ErrLoaded) {
 		t.Fatalf("loading the fleet twice: %+v %v, want demo.ErrLoaded", again, err)
 	}
-	b := openBrowser(t, chrome)
+	b := openBrowser(t)
 	page := fmt.Sprintf("%s/dashboard?from=%s&to=%s", api.URL, from.Format(time.DateOnly), to.Format(time.DateOnly))
 
-	b.run(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.ID("key-form")))
+	b.Run(chromedp.Navigate(page), chromedp.WaitVisible(chromedp.ID("key-form")))
 	b.requireNoData("before a key is entered")
-	b.screenshot("no-key")
+	b.Screenshot("no-key")
 
-	b.run(chromedp.SendKeys(chromedp.ID("key"), "sk_test_"+strings.Repeat("0", 64)), chromedp.Click(chromedp.CSS(`#key-form button[type="submit"]`)),
+	b.Run(chromedp.SendKeys(chromedp.ID("key"), "sk_test_"+strings.Repeat("0", 64)), chromedp.Click(chromedp.CSS(`#key-form button[type="submit"]`)),
 		chromedp.Poll[chromedp.Void](`document.getElementById("key-error").textContent !== ""`))
-	if msg := b.text(`document.getElementById("key-error").textContent`); msg != "The API refused this key." {
+	if msg := b.Text(`document.getElementById("key-error").textContent`); msg != "The API refused this key." {
 		t.Errorf("a wrong key: error %q", msg)
 	}
 	b.requireNoData("with a wrong key")
 
-	b.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("key").value = ""`), chromedp.SendKeys(chromedp.ID("key"), acc.TestKey),
+	b.Run(chromedp.Evaluate[chromedp.Void](`document.getElementById("key").value = ""`), chromedp.SendKeys(chromedp.ID("key"), acc.TestKey),
 		chromedp.Click(chromedp.CSS(`#key-form button[type="submit"]`)))
 	b.waitFor("fleet")
-	b.screenshot("fleet")
+	b.Screenshot("fleet")
 	checkFleet(t, b, api.As(acc.Test()))
 	checkCSV(t, b, api, acc.TestKey)
 
@@ -66,20 +64,20 @@ func TestDashboardShowsWhatTheAPIAnswers(t *testing.T) {
 	if agile == "" {
 		t.Fatalf("no demo-london-agile row in the locations table")
 	}
-	b.run(chromedp.Click(chromedp.CSS(`#fleet-locations a[href="#` + agile + `"]`)))
+	b.Run(chromedp.Click(chromedp.CSS(`#fleet-locations a[href="#` + agile + `"]`)))
 	b.waitFor(agile)
-	b.screenshot("location-agile")
+	b.Screenshot("location-agile")
 	checkLocation(t, b, api.As(acc.Test()), agile)
 
 	sydney := locationID(t, api.As(acc.Test()), "demo-sydney-solar")
-	b.run(chromedp.Evaluate[chromedp.Void](`location.hash = "#` + sydney + `"`))
+	b.Run(chromedp.Evaluate[chromedp.Void](`location.hash = "#` + sydney + `"`))
 	b.waitFor(sydney)
-	b.screenshot("location-sydney")
+	b.Screenshot("location-sydney")
 	checkLocation(t, b, api.As(acc.Test()), sydney)
 
-	b.run(chromedp.Click(chromedp.ID("forget")), chromedp.WaitVisible(chromedp.ID("key-form")))
+	b.Run(chromedp.Click(chromedp.ID("forget")), chromedp.WaitVisible(chromedp.ID("key-form")))
 	b.requireNoData("after Forget key")
-	if kept := b.text(`(sessionStorage.getItem("kwhouse.key") || "") + (localStorage.getItem("kwhouse.key") || "")`); kept != "" {
+	if kept := b.Text(`(sessionStorage.getItem("kwhouse.key") || "") + (localStorage.getItem("kwhouse.key") || "")`); kept != "" {
 		t.Errorf("Forget key left the key stored: %q", kept)
 	}
 }
@@ -118,31 +116,4 @@ func locationID(t *testing.T, call func(string, string, any) apitest.Response, r
 		t.Fatalf("location %s: %d found", ref, len(list.Data))
 	}
 	return list.Data[0].ID
-}
-
-// chromium is the browser binary: KWHOUSE_TEST_CHROMIUM, else Debian's chromium on PATH
-// (scripts/services.sh browser installs it; make test runs that).
-func chromium(t *testing.T) string {
-	if p := os.Getenv("KWHOUSE_TEST_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no chromium on PATH and KWHOUSE_TEST_CHROMIUM unset: install it with scripts/services.sh browser (apt-get install chromium)")
-	return ""
-}
-
-// artifacts is where screenshots go: .artifacts/dashboard at the repository's top.
-func artifacts(t *testing.T) string {
-	dir, err := filepath.Abs(filepath.Join("..", ".artifacts", "dashboard"))
-	if err == nil {
-		err = os.MkdirAll(dir, 0o755)
-	}
-	if err != nil {
-		t.Fatalf("artefact directory: %v", err)
-	}
-	return dir
 }

@@ -12,7 +12,9 @@ import (
 const timelineCacheSize = 8192
 
 // spanDays is the length of a reusable span: the UTC day a window starts on and the two
-// after it, so every "next 24 hours" request of a day reuses one span.
+// after it, so every "next 24 hours" request of a day reuses one span; a longer window's
+// span is the least multiple of spanDays days from that day that holds it, so every
+// "next 7 days" request of a day reuses one span too.
 const spanDays = 3
 
 // priceSpan is the price segments of one location, direction and span, computed under a
@@ -26,15 +28,13 @@ func newTimelineCache(t *tariffs.Service) *tariffs.EpochMemo[priceSpan] {
 	return tariffs.NewEpochMemo[priceSpan](t, timelineCacheSize)
 }
 
-// spanOf returns the span that holds [w0, w1): spanDays UTC days from w0's day, or the
-// window itself when it is longer.
+// spanOf returns the span that holds [w0, w1): from the start of w0's UTC day, spanDays
+// days or the least multiple of them that reaches w1.
 func spanOf(w0, w1 int64) (int64, int64) {
+	const length = spanDays * 86400
 	s0 := w0 - ((w0%86400)+86400)%86400
-	s1 := s0 + spanDays*86400
-	if w1 > s1 {
-		return w0, w1
-	}
-	return s0, s1
+	n := max(1, (w1-s0+length-1)/length)
+	return s0, s0 + n*length
 }
 
 // spanSegments returns the segments of r's location and direction over the span holding

@@ -2,7 +2,9 @@ package schedules
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -96,9 +98,15 @@ func (s *Service) prices(ctx context.Context, scope kwhouse.Scope, n need) (pric
 	return pr, nil
 }
 
-// slots cuts [from, to) at every price change, intensity change and window bound.
+// slots cuts [from, to) at every window bound and wherever a price, its confidence or the
+// intensity changes, and nowhere else: neighbouring timeline periods of equal total price
+// (a commodity change that a surcharge change offsets) are one slot of the plan.
 func (pr prices) slots(devices []deviceNeed) []plan.Slot {
-	cuts := map[int64]bool{pr.from: true, pr.to: true}
+	bounds := map[int64]bool{pr.from: true, pr.to: true}
+	for _, d := range devices {
+		bounds[d.start], bounds[d.end] = true, true
+	}
+	cuts := maps.Clone(bounds)
 	for _, periods := range pr.rates {
 		for _, p := range periods {
 			cuts[p.Start], cuts[p.End] = true, true
@@ -107,21 +115,37 @@ func (pr prices) slots(devices []deviceNeed) []plan.Slot {
 	for _, c := range pr.carbon {
 		cuts[c.Start], cuts[c.End] = true, true
 	}
-	for _, d := range devices {
-		cuts[d.start], cuts[d.end] = true, true
-	}
 	points := make([]int64, 0, len(cuts))
 	for t := range cuts {
 		if t >= pr.from && t <= pr.to {
 			points = append(points, t)
 		}
 	}
-	sort.Slice(points, func(i, j int) bool { return points[i] < points[j] })
+	slices.Sort(points)
 	out := make([]plan.Slot, 0, len(points))
 	for i := 0; i+1 < len(points); i++ {
+		if n := len(out); n > 0 && !bounds[points[i]] && pr.same(out[n-1].Start, points[i]) {
+			out[n-1].End = points[i+1]
+			continue
+		}
 		out = append(out, plan.Slot{Start: points[i], End: points[i+1]})
 	}
 	return out
+}
+
+// same reports whether every direction's price and confidence, and the intensity, are
+// the same at a as at b.
+func (pr prices) same(a, b int64) bool {
+	for dir := range pr.rates {
+		ra, ca := pr.rate(dir, a)
+		rb, cb := pr.rate(dir, b)
+		if ra != rb || ca != cb {
+			return false
+		}
+	}
+	ia, ka := pr.intensity(a)
+	ib, kb := pr.intensity(b)
+	return ia == ib && ka == kb
 }
 
 // rate is the direction's price and confidence at t (0, 0 outside its timeline).

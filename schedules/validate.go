@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 )
@@ -194,12 +196,18 @@ func (s *Service) resolve(ctx context.Context, scope kwhouse.Scope, req Request,
 	for i, d := range n.devices {
 		ids[i] = d.req.DeviceID
 	}
-	exists, err := s.docs.ExistingIDs(ctx, scope, catalog.KindDevice, ids)
-	if err != nil {
-		return n, err
-	}
-	elsewhere, err := s.pricer.DevicesElsewhere(ctx, scope, req.LocationID, ids, now.Add(-deviceLookback), now)
-	if err != nil {
+	var exists func(string) bool
+	var elsewhere map[string]string
+	g, gctx := errgroup.WithContext(ctx) // both at once: one round trip's wait
+	g.Go(func() (err error) {
+		exists, err = s.docs.ExistingIDs(gctx, scope, catalog.KindDevice, ids)
+		return err
+	})
+	g.Go(func() (err error) {
+		elsewhere, err = s.pricer.DevicesElsewhere(gctx, scope, req.LocationID, ids, now.Add(-deviceLookback), now)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return n, err
 	}
 	var p kwhouse.Problems

@@ -311,7 +311,8 @@ type ListQuery struct {
 	LocationID, Direction, Type string
 }
 
-// List lists a location's tariff elements, newest first.
+// List lists a location's tariff elements (every location's when LocationID is empty),
+// newest first.
 func (s *Service) List(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([]Tariff, bool, error) {
 	f := map[docstore.Column]string{}
 	if q.Direction != "" {
@@ -320,9 +321,11 @@ func (s *Service) List(ctx context.Context, scope kwhouse.Scope, q ListQuery) ([
 	if q.Type != "" {
 		f[docstore.ColTariffType] = q.Type
 	}
-	docs, more, err := s.docs.List(ctx, scope, KindTariff, docstore.ListQuery{Filters: f, Limit: q.Limit,
-		StartingAfter: q.StartingAfter, EndingBefore: q.EndingBefore,
-		Fixed: map[docstore.Column]string{docstore.ColLocationID: q.LocationID}}) // a tariff never moves
+	lq := docstore.ListQuery{Filters: f, Limit: q.Limit, StartingAfter: q.StartingAfter, EndingBefore: q.EndingBefore}
+	if q.LocationID != "" { // none: the account's tariffs at every location
+		lq.Fixed = map[docstore.Column]string{docstore.ColLocationID: q.LocationID} // a tariff never moves
+	}
+	docs, more, err := s.docs.List(ctx, scope, KindTariff, lq)
 	if err != nil {
 		return nil, false, err
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/bench/benchkit"
+	"github.com/kwhouse/kwhouse/config"
 )
 
 const agileFile = "../shared/data/agile_A_eastern_england_2018-2021.csv"
@@ -27,19 +28,31 @@ const agileFile = "../shared/data/agile_A_eastern_england_2018-2021.csv"
 func main() {
 	small := flag.Int("requests", 200, "requests of the 24-hour, 10-device plan")
 	large := flag.Int("large", 20, "requests of the 7-day, 50-device plan")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
+	fleet := flag.Int("fleet", 200, "other locations of the account, each with 90 days of half-hourly readings")
 	flag.Parse()
-	if err := run(*small, *large); err != nil {
+	if err := run(*small, *large, *fleet, *profile); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(nSmall, nLarge int) error {
+func run(nSmall, nLarge, fleet int, profile string) error {
 	ctx := context.Background()
-	a, base, closeApp, err := benchkit.StartFresh(ctx, "kwbench_schedules", "kwbenchsched:")
+	// Without the background bucket pricer: it prices the fleet's readings as they arrive
+	// and would be timed with the schedules.
+	a, base, closeApp, err := benchkit.StartFreshWith(ctx, "kwbench_schedules", "kwbenchsched:",
+		func(c *config.Config) { c.Costs.Pricer = false })
 	if err != nil {
 		return err
 	}
 	defer closeApp()
+	if profile != "" {
+		stop, err := benchkit.CPUProfile(profile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	acc, err := a.Accounts.Create(ctx, "bench")
 	if err != nil {
 		return err
@@ -52,21 +65,27 @@ func run(nSmall, nLarge int) error {
 	if err != nil {
 		return err
 	}
+	began := time.Now()
+	if err := readings(base, key, loc, devices, fleet, day0); err != nil {
+		return err
+	}
+	fmt.Printf("readings: each device 1 at the location, %d other locations × 90 days of half-hours (%.1f s)\n", fleet, time.Since(began).Seconds())
 	r := rand.New(rand.NewSource(1))
 	start := time.Now().UTC().Truncate(30 * time.Minute).Add(30 * time.Minute)
 	measure := func(what string, n, ndev int, span time.Duration) error {
+		t0 := benchkit.QueryLogStart()
 		lat := make([]time.Duration, 0, n)
 		for i := 0; i < n; i++ {
 			body := request(r, loc, devices[:ndev], start, span)
-			t0 := time.Now()
+			began := time.Now()
 			if err := benchkit.Call(base, key, "POST", "/schedules", body, nil); err != nil {
 				return err
 			}
-			lat = append(lat, time.Since(t0))
+			lat = append(lat, time.Since(began))
 		}
 		p := func(q int) float64 { return benchkit.Millis(benchkit.Percentile(lat, q)) }
 		fmt.Printf("%-44s p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms (%d requests)\n", what, p(50), p(99), p(100), n)
-		return nil
+		return benchkit.PrintQueryLog(ctx, a, t0, acc.AccountID)
 	}
 	if err := measure("24 h, 10 devices, half-hourly market prices:", nSmall, 10, 24*time.Hour); err != nil {
 		return err
@@ -125,6 +144,41 @@ func setup(base, key string, day0 time.Time, prices []float64, n int) (string, [
 		devices[i] = d.ID
 	}
 	return loc.ID, devices, nil
+}
+
+// readings gives each device one reading at loc yesterday (the devices report there), and
+// the account fleet other locations with 90 days of half-hourly readings before day0: the
+// records a schedule's device check must not read.
+func readings(base, key, loc string, devices []string, fleet int, day0 time.Time) error {
+	record := func(loc, dev string, at time.Time) map[string]any {
+		r := map[string]any{"location_id": loc, "direction": "IMPORT", "tariff_rate": "IMPORT", "units": "WH", "value": 250,
+			"start_time": at.Format(time.RFC3339), "end_time": at.Add(30 * time.Minute).Format(time.RFC3339)}
+		if dev != "" {
+			r["device_id"] = dev
+		}
+		return r
+	}
+	var body []any
+	for _, d := range devices {
+		body = append(body, record(loc, d, day0.Add(-12*time.Hour)))
+	}
+	if err := benchkit.Call(base, key, "PUT", "/meters/interval", body, nil); err != nil {
+		return err
+	}
+	for i := 0; i < fleet; i++ {
+		var other struct{ ID string }
+		if err := benchkit.Call(base, key, "POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}, &other); err != nil {
+			return err
+		}
+		body = body[:0]
+		for at := day0.AddDate(0, 0, -90); at.Before(day0); at = at.Add(30 * time.Minute) {
+			body = append(body, record(other.ID, "", at))
+		}
+		if err := benchkit.Call(base, key, "PUT", "/meters/interval", body, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // halfHours returns n half-hourly prices (GBP/kWh): Agile's from 2020-10-20 on when the
