@@ -2,9 +2,11 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -53,11 +55,10 @@ func (s bucketState) sum() fleetSum {
 
 // storedBucket is a row of bucket_stored (buckets.sql).
 type storedBucket struct {
-	state   bucketState
-	day     uint32 // day number of state.Day
-	zone    string
-	tiered  uint8
-	version uint64
+	state    bucketState
+	day      uint32 // day number of state.Day
+	sameKind uint8  // priced in the batch's zone, tiered as the batch is
+	version  uint64
 }
 
 // countRow is a row of bucket_counts (buckets.sql).
@@ -82,7 +83,7 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 	}
 	args := append([]any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("devices", daily.GroupBy == GroupDevice),
-		chstore.Named("dir", daily.Direction), chstore.Named("chained", b.tiered),
+		chstore.Named("dir", daily.Direction), chstore.Named("tz", b.zone), chstore.Named("chained", b.tiered),
 		chstore.Named("d0", date(first)), chstore.Named("d1", date(last)),
 		chstore.Named("u0", date(first.UTC().Add(-3*day-chain))), chstore.Named("u1", date(last.UTC().Add(3*day))),
 		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day)))}, run.spanArgs()...)
@@ -97,7 +98,7 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 		return nil, err
 	}
 	d0, d1 := dayNumber(first), dayNumber(last)
-	return mergeStates(latestBuckets(stored), countsByDay(counts, zone, b.tiered, d0, d1), b.zone, b.tiered), nil
+	return mergeStates(latestBuckets(stored), countsByDay(counts, zone, b.tiered, d0, d1)), nil
 }
 
 func (c *Pricer) storedBuckets(ctx context.Context, args []any) ([]storedBucket, error) {
@@ -111,7 +112,7 @@ func (c *Pricer) storedBuckets(ctx context.Context, args []any) ([]storedBucket,
 		var b storedBucket
 		var d uint32
 		s := &b.state
-		if err := rows.Scan(&s.Loc, &s.Dev, &d, &b.zone, &b.tiered, &s.DayStart, &s.Empty, &s.NImport, &s.NExport,
+		if err := rows.Scan(&s.Loc, &s.Dev, &d, &b.sameKind, &s.DayStart, &s.Empty, &s.NImport, &s.NExport,
 			&s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.ReadingsSeen, &s.PricesSeen, &b.version); err != nil {
 			return nil, fmt.Errorf("scan priced bucket: %w", err)
 		}
@@ -216,35 +217,41 @@ func chainReach(d uint32, chained bool) uint32 {
 
 // mergeStates puts each day that has a stored bucket or any reading counted beside its
 // counts now, in (location, device, day) order. A bucket is valid when it was priced in
-// this zone, tiered as now, under the counts there are now.
-func mergeStates(stored map[stateKey]storedBucket, n dayCounts, zone string, tiered bool) []bucketState {
-	out := make([]bucketState, 0, max(len(stored), len(n.readings)))
-	for k, b := range stored {
-		s := b.state
+// the batch's zone, tiered as the batch is now, under the counts there are now.
+func mergeStates(stored map[stateKey]storedBucket, n dayCounts) []bucketState {
+	keys := make([]stateKey, 0, max(len(stored), len(n.readings)))
+	for k := range stored {
+		keys = append(keys, k)
+	}
+	for k := range n.readings {
+		if _, ok := stored[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b stateKey) int {
+		if c := strings.Compare(a.loc, b.loc); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.dev, b.dev); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.day, b.day)
+	})
+	out := make([]bucketState, len(keys))
+	for i, k := range keys {
+		b, ok := stored[k]
+		s := &out[i]
+		if ok {
+			*s = b.state
+		} else {
+			s.Loc, s.Dev, s.Day = k.loc, k.dev, dateOf(k.day)
+		}
 		s.ReadingsNow = n.readings[k]
 		s.PricesNow = n.dated[stateKey{k.loc, "", k.day}] + n.every[k.loc]
-		if b.zone == zone && b.tiered == boolByte(tiered) && s.ReadingsSeen == s.ReadingsNow && s.PricesSeen == s.PricesNow {
+		if ok && b.sameKind == 1 && s.ReadingsSeen == s.ReadingsNow && s.PricesSeen == s.PricesNow {
 			s.Valid = 1
 		}
-		out = append(out, s)
 	}
-	for k, r := range n.readings {
-		if _, ok := stored[k]; ok {
-			continue
-		}
-		out = append(out, bucketState{Loc: k.loc, Dev: k.dev, Day: dateOf(k.day), ReadingsNow: r,
-			PricesNow: n.dated[stateKey{k.loc, "", k.day}] + n.every[k.loc]})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := &out[i], &out[j]
-		if a.Loc != b.Loc {
-			return a.Loc < b.Loc
-		}
-		if a.Dev != b.Dev {
-			return a.Dev < b.Dev
-		}
-		return a.Day.Before(b.Day)
-	})
 	return out
 }
 

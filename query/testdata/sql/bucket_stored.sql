@@ -4,7 +4,8 @@
 -- locations come as the external table _locs. A window that starts or ends inside a
 -- local day reads that part's bucket (its bounds by day number: @span_days), else the
 -- whole day's.
-SELECT location_id, device_id, toUInt32(day) AS day_number, zone, tiered, toUInt32(day_start) AS day_start, empty,
+SELECT location_id, device_id, toUInt32(day) AS day_number, toUInt8(zone = @tz AND tiered = @chained) AS same_kind,
+    toUInt32(day_start) AS day_start, empty,
     n_import, n_export, energy_wh, money, money_commodity, money_non_commodity, confidence, readings_seen, prices_seen, version
 FROM priced_buckets
 WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
