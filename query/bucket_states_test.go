@@ -5,7 +5,9 @@ import (
 	"time"
 )
 
-func day(y int, m time.Month, d int) uint32 { return dayNumber(time.Date(y, m, d, 0, 0, 0, 0, time.UTC)) }
+func day(y int, m time.Month, d int) uint32 {
+	return dayNumber(time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
+}
 
 // A count of a UTC date reaches the local days it overlaps (two in London's summer), a
 // tiered one every later day of its chain; a price change the days of [date-1, date+1).

@@ -39,6 +39,7 @@ var goldenShapes = []struct {
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2, Present: true}, {N: 3}}}},
 	{"bucket_stored.sql", "bucket_stored", nil},
 	{"bucket_counts.sql", "bucket_counts", nil},
+	{"fleet_recorded.sql", "fleet_recorded", nil},
 	{"carbon_records.sql", "carbon_records", costShape{}},
 	{"plan_segments_market.sql", "plan_segments", costShape{Markets: true}},
 }
