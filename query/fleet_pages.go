@@ -26,7 +26,8 @@ func pagedByID(req FleetRequest) bool {
 }
 
 // fleetPage returns the sorted rows of req's page and every location skipped: the rows of
-// the locations from the cursor's on, in chunks of id order, until they fill the page; the
+// the locations from the cursor's on, in chunks of id order (each enough for the rows left,
+// more when chunks come up short), until they fill the page; the
 // skipped ones from the locations that may be (fleetSkipped).
 func (c *Pricer) fleetPage(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
@@ -38,11 +39,13 @@ func (c *Pricer) fleetPage(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	cur, _ := parseCursor(req.StartingAfter) // checked in Validate
 	i := sort.SearchStrings(ids, cur.key.group)
 	per := bucketsPerLocation(req)
-	k := max(1, (req.Limit+per)/per) // enough locations for limit + 1 rows if every bucket has records
+	grow := 1 // how many times more locations than the rows left need, if chunks come up short
 	var rows []FleetRow
 	for i < len(ids) && len(rows) <= req.Limit {
+		want := req.Limit + 1 - len(rows)
+		k := grow * ((want + per - 1) / per) // enough for the rows left if every bucket has records
 		chunk := ids[i:min(i+k, len(ids))]
-		i, k = i+len(chunk), 2*k
+		i = i + len(chunk)
 		sub := make(map[string]catalog.Location, len(chunk))
 		for _, id := range chunk {
 			sub[id] = locs[id]
@@ -55,6 +58,9 @@ func (c *Pricer) fleetPage(ctx context.Context, scope kwhouse.Scope, req FleetRe
 		sortFleet(r, req.Order)
 		if req.StartingAfter != "" {
 			r = r[sort.Search(len(r), func(j int) bool { return fleetLess(cur, r[j], req.Order) }):]
+		}
+		if len(r) < want/2 {
+			grow *= 2 // sparse locations (few records, or skipped): take more at a time
 		}
 		rows = append(rows, r...)
 	}
