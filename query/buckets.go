@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -18,21 +17,9 @@ import (
 // counts they were priced under. A fleet answer is made of the buckets whose counts are
 // still the current ones, the others priced now and written back, and the window's partial
 // days at either end priced now (they are no bucket).
-var (
-	bucketStatesStmt  = chstore.Register("query.bucket_states", "buckets.sql: priced buckets beside the change counts they depend on now")
-	insertBucketsStmt = chstore.Register("query.insert_buckets", `INSERT INTO priced_buckets (account_id, live_mode,
-		location_id, device_id, direction, day, span_from, span_to, day_start, zone, tiered, empty, n_import, n_export, energy_wh, money,
-		money_commodity, money_non_commodity, confidence, readings_seen, prices_seen, version) VALUES`)
-)
-
-// bucketStatesSQL is bucket_states rendered once (it has no optional parts).
-var bucketStatesSQL = func() string {
-	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "bucket_states", nil); err != nil {
-		panic(err)
-	}
-	return buf.String()
-}()
+var insertBucketsStmt = chstore.Register("query.insert_buckets", `INSERT INTO priced_buckets (account_id, live_mode,
+	location_id, device_id, direction, day, span_from, span_to, day_start, zone, tiered, empty, n_import, n_export, energy_wh, money,
+	money_commodity, money_non_commodity, confidence, readings_seen, prices_seen, version) VALUES`)
 
 // Versions gives increasing versions from a clock every kwhouse process shares: Next
 // returns the first of n consecutive ones.
@@ -78,27 +65,6 @@ func (c *Pricer) BucketCounts() BucketCounts {
 	}
 	return BucketCounts{Served: c.buckets.served.Load(), Priced: c.buckets.priced.Load(),
 		Invalidated: c.buckets.invalidated.Load()}
-}
-
-// bucketState is a row of bucket_states (buckets.sql).
-type bucketState struct {
-	Loc, Dev                 string
-	Day                      time.Time
-	Stored                   uint8
-	DayStart                 uint32
-	Empty                    uint8
-	NImport, NExport         uint64
-	Energy, Money            float64
-	MoneyCom, MoneyNon       float64
-	Confidence               float64
-	ReadingsSeen, PricesSeen uint64
-	ReadingsNow, PricesNow   uint64
-	Valid                    uint8
-}
-
-func (s bucketState) sum() fleetSum {
-	return fleetSum{Loc: s.Loc, Dev: s.Dev, Key: s.DayStart, Energy: s.Energy, Money: s.Money, MoneyCom: s.MoneyCom,
-		MoneyNon: s.MoneyNon, Confidence: s.Confidence, NImport: s.NImport, NExport: s.NExport}
 }
 
 // dayKey names a bucket: a location, device and local date.
@@ -175,7 +141,7 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 	plans map[string]tariffs.Plan, zone *time.Location, run dayRun) ([]fleetSum, error) {
 	first, end := run.first, run.end
 	// Read before pricing: a write that lands meanwhile leaves the new buckets stale.
-	states, err := c.bucketStates(ctx, scope, daily, b, run)
+	states, err := c.bucketStates(ctx, scope, daily, b, zone, run)
 	if err != nil {
 		return nil, err
 	}
@@ -229,46 +195,6 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 		return nil, err
 	}
 	return append(out, priced...), nil
-}
-
-// bucketStates reads the batch's buckets of a run of days beside their counts now.
-func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
-	run dayRun) ([]bucketState, error) {
-	first, end := run.first, run.end
-	const day = 24 * time.Hour
-	date := func(t time.Time) string { return t.Format(time.DateOnly) }
-	last := end.Add(-day / 2) // the last whole day's date (a local day lasts 23–25 hours)
-	chain := time.Duration(0)
-	if b.tiered {
-		chain = 35 * day // a count reaches later days of its tier chain (buckets.sql)
-	}
-	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
-		chstore.Named("locs", chstore.Set(b.ids)), chstore.Named("devices", daily.GroupBy == GroupDevice),
-		chstore.Named("dir", daily.Direction), chstore.Named("tz", b.zone), chstore.Named("chained", b.tiered),
-		chstore.Named("d0", date(first)), chstore.Named("d1", date(last)),
-		chstore.Named("u0", date(first.UTC().Add(-3*day-chain))), chstore.Named("u1", date(last.UTC().Add(3*day))),
-		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day)))}
-	args = append(args, run.spanArgs()...)
-	rows, err := c.db.Query(ctx, bucketStatesStmt.With(bucketStatesSQL), args...)
-	if err != nil {
-		return nil, fmt.Errorf("priced buckets: %w", err)
-	}
-	defer rows.Close()
-	var out []bucketState
-	for rows.Next() {
-		var s bucketState
-		var date string
-		if err := rows.Scan(&s.Loc, &s.Dev, &date, &s.Stored, &s.DayStart, &s.Empty, &s.NImport, &s.NExport,
-			&s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.ReadingsSeen, &s.PricesSeen,
-			&s.ReadingsNow, &s.PricesNow, &s.Valid); err != nil {
-			return nil, fmt.Errorf("scan priced bucket: %w", err)
-		}
-		if s.Day, err = time.Parse(time.DateOnly, date); err != nil {
-			return nil, fmt.Errorf("date of a priced bucket: %w", err)
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // rollUp sums day sums into the request's buckets: local months (MONTH) or the window

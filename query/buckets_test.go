@@ -239,3 +239,72 @@ func waitNoBuckets(t *testing.T, api *apitest.API, loc string) {
 	}
 	t.Fatalf("%d priced buckets of deleted location %s remain", n, loc)
 }
+
+// TestFleetPagesByIDReadOnlyTheLocationsTheyNeed pages a fleet by id two rows at a time: the
+// first page serves only the first location's buckets (not the whole fleet's), every page
+// lists the same skipped location, and the pages add up to the one answer.
+func TestFleetPagesByIDReadOnlyTheLocationsTheyNeed(t *testing.T) {
+	f := newBucketFleet(t, nil)
+	body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-06T00:00:00Z", "aggregation": "DAY"}
+	type page struct {
+		Data       []json.RawMessage
+		HasMore    bool    `json:"has_more"`
+		NextCursor *string `json:"next_cursor"`
+		Skipped    struct {
+			Count int
+			Data  []struct{ ID, Code string }
+		}
+	}
+	ask := func() page {
+		t.Helper()
+		r := f.do("POST", "/costs/fleet", body)
+		if r.Status != 200 {
+			t.Fatalf("fleet: %d %s", r.Status, r.Body)
+		}
+		var p page
+		r.JSON(t, &p)
+		return p
+	}
+	ask() // prices every bucket
+	body["limit"] = 2
+	served := f.api.App.Pricer.BucketCounts().Served
+	if p := ask(); len(p.Data) != 2 || !p.HasMore {
+		t.Fatalf("first page: %d rows, has_more %t", len(p.Data), p.HasMore)
+	}
+	if got := f.api.App.Pricer.BucketCounts().Served - served; got != 5 {
+		t.Errorf("the first page of 2 rows served %d buckets, want the first location's 5", got)
+	}
+
+	// A location without a tariff but with readings is skipped on every page.
+	bare := f.must(f.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}))["id"].(string)
+	f.readings(bare, time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), 3, 100)
+	delete(body, "limit")
+	whole := ask()
+	if len(whole.Data) != 10 || whole.Skipped.Count != 1 || whole.Skipped.Data[0].ID != bare {
+		t.Fatalf("one answer: %d rows, skipped %+v", len(whole.Data), whole.Skipped)
+	}
+	body["limit"] = 2
+	var rows []json.RawMessage
+	for n := 0; ; n++ {
+		p := ask()
+		if p.Skipped.Count != 1 || p.Skipped.Data[0].ID != bare || p.Skipped.Data[0].Code != "no_tariff_connected" {
+			t.Errorf("page %d: skipped %+v", n, p.Skipped)
+		}
+		rows = append(rows, p.Data...)
+		if !p.HasMore {
+			break
+		}
+		if n > 6 || p.NextCursor == nil {
+			t.Fatalf("paging does not end (page %d)", n)
+		}
+		body["starting_after"] = *p.NextCursor
+	}
+	if len(rows) != len(whole.Data) {
+		t.Fatalf("pages gave %d rows, the one answer %d", len(rows), len(whole.Data))
+	}
+	for i := range rows {
+		if string(rows[i]) != string(whole.Data[i]) {
+			t.Errorf("row %d: %s, the one answer %s", i, rows[i], whole.Data[i])
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/tariffs"
 )
 
 // Fleet request values (docs/costs.md, "POST /costs/fleet").
@@ -180,16 +181,30 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 	if err := c.tariffs.EnsureFleetRates(ctx, scope, plans); err != nil {
 		return FleetCost{}, err
 	}
-	sums, err := c.fleetSums(ctx, scope, req, locs, plans)
+	rows, skipped, err := c.fleetAnswer(ctx, scope, req, locs, plans)
 	if err != nil {
 		return FleetCost{}, err
 	}
-	rows, skipped := fleetRows(req, sums, locs, plans)
 	out.Skipped.Count = len(skipped)
 	out.Skipped.Data = skipped[:min(len(skipped), maxFleetSkipped)]
-	sortFleet(rows, req.Order)
 	out.Data, out.HasMore, out.NextCursor = pageFleet(rows, req)
 	return out, nil
+}
+
+// fleetAnswer returns the sorted rows the request's page is cut from, and every object
+// skipped: a page by id from the locations it needs (fleetPage), else every row.
+func (c *Pricer) fleetAnswer(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	if pagedByID(req) {
+		return c.fleetPage(ctx, scope, req, locs, plans)
+	}
+	sums, err := c.fleetSums(ctx, scope, req, locs, plans)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, skipped := fleetRows(req, sums, locs, plans)
+	sortFleet(rows, req.Order)
+	return rows, skipped, nil
 }
 
 // fleetLocations returns the request's locations by id: all of the scope, of a customer,

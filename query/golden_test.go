@@ -37,7 +37,9 @@ var goldenShapes = []struct {
 	{"fleet_join_day_tiered_argmax.sql", "fleet", fleetShape{Aggregation: "DAY", Tiered: true, Dedup: dedupArgMax, ExtSegments: true}},
 	{"fleet_arrays_none_argmax.sql", "fleet_arrays", fleetShape{Aggregation: "NONE", Dedup: dedupArgMax,
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2, Present: true}, {N: 3}}}},
-	{"bucket_states.sql", "bucket_states", nil},
+	{"bucket_stored.sql", "bucket_stored", nil},
+	{"bucket_counts.sql", "bucket_counts", nil},
+	{"fleet_recorded.sql", "fleet_recorded", nil},
 	{"carbon_records.sql", "carbon_records", costShape{}},
 	{"plan_segments_market.sql", "plan_segments", costShape{Markets: true}},
 }

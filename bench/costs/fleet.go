@@ -35,6 +35,9 @@ type fleetShape struct {
 	// change, when set, happens before each request (changes below); "second process"
 	// asks each request of a new kwhouse process on the same stores instead.
 	change string
+	// limit, when set, is the page size asked instead of 10,000; every page is fetched
+	// (following next_cursor) and timed as one answer.
+	limit int
 }
 
 // What happens before each request of a shape with a change.
@@ -55,17 +58,18 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 	today := [2]string{"2024-06-14T23:00:00Z", "2024-06-15T23:00:00Z"}  // 15 June, local (BST)
 	toDate := [2]string{"2024-05-31T23:00:00Z", "2024-06-19T23:00:00Z"} // 1 June to 20 June, local, and on
 	shapes := []fleetShape{
-		{"fleet all, one local day (JSON)", 0, "DAY", today, false, false, false, ""},
-		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true, false, false, ""},
-		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true, false, false, ""},
-		{"fleet all, month by DAY, other accounts writing (CSV)", 0, "DAY", month, true, false, true, ""},
-		{"fleet all, month to date by DAY, moving end (CSV)", 0, "DAY", toDate, true, true, false, ""},
-		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false, false, false, ""},
-		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true, false, false, ""},
-		{"fleet all, month by DAY, after onboarding a location + tariff (CSV)", 0, "DAY", month, true, false, false, changeOnboard},
-		{"fleet all, month by DAY, after tomorrow's market prices (CSV)", 0, "DAY", month, true, false, false, changeTomorrow},
-		{"fleet all, month by DAY, a second process's first answer (CSV)", 0, "DAY", month, true, false, false, changeSecond},
-		{"fleet all, month by DAY, cold (CSV)", 0, "DAY", month, true, false, false, changeCold},
+		{"fleet all, one local day (JSON)", 0, "DAY", today, false, false, false, "", 0},
+		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true, false, false, "", 0},
+		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true, false, false, "", 0},
+		{"fleet all, month by DAY, other accounts writing (CSV)", 0, "DAY", month, true, false, true, "", 0},
+		{"fleet all, month to date by DAY, moving end (CSV)", 0, "DAY", toDate, true, true, false, "", 0},
+		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false, false, false, "", 0},
+		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true, false, false, "", 0},
+		{"fleet all, month by DAY, after onboarding a location + tariff (CSV)", 0, "DAY", month, true, false, false, changeOnboard, 0},
+		{"fleet all, month by DAY, after tomorrow's market prices (CSV)", 0, "DAY", month, true, false, false, changeTomorrow, 0},
+		{"fleet all, month by DAY, a second process's first answer (CSV)", 0, "DAY", month, true, false, false, changeSecond, 0},
+		{"fleet all, month by DAY, cold (CSV)", 0, "DAY", month, true, false, false, changeCold, 0},
+		{"fleet all, month by DAY, every page of the default 1,000 (JSON)", 0, "DAY", month, false, false, false, "", 1000},
 	}
 	n := max(10, o.requests/10)
 	for _, s := range shapes {
@@ -134,7 +138,11 @@ func (s fleetShape) body(fx *fixture, i int) []byte {
 		t, _ := time.Parse(time.RFC3339, end)
 		end = t.Add(time.Duration(i) * 30 * time.Minute).Format(time.RFC3339)
 	}
-	b := map[string]any{"start_time": s.window[0], "end_time": end, "aggregation": s.aggregation, "limit": 10000}
+	limit := 10000
+	if s.limit > 0 {
+		limit = s.limit
+	}
+	b := map[string]any{"start_time": s.window[0], "end_time": end, "aggregation": s.aggregation, "limit": limit}
 	if s.locations > 0 {
 		b["location_ids"] = fx.locations[:s.locations]
 	}
@@ -152,34 +160,61 @@ func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before f
 				return nil, 0, err
 			}
 		}
-		req, _ := http.NewRequest("POST", base()+"/costs/fleet", bytes.NewReader(s.body(fx, i)))
-		req.Header.Set("Authorization", "Bearer "+fx.key)
-		if s.csv {
-			req.Header.Set("Accept", "text/csv")
-		}
 		t0 := time.Now()
-		res, err := client.Do(req)
-		if err != nil {
+		var err error
+		if rows, err = askFleet(client, base(), fx, s, i); err != nil {
 			return nil, 0, err
-		}
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		if err != nil || res.StatusCode != 200 {
-			return nil, 0, fmt.Errorf("status %d: %.300s (%v)", res.StatusCode, body, err)
 		}
 		if i >= 2 { // the first warm caches and expand the rate periods
 			lat = append(lat, time.Since(t0))
 		}
-		rows = strings.Count(string(body), "\n") - 1
-		if !s.csv {
-			var out struct{ Data []json.RawMessage }
-			if err := json.Unmarshal(body, &out); err != nil {
-				return nil, 0, err
-			}
-			rows = len(out.Data)
-		}
 	}
 	return lat, rows, nil
+}
+
+// askFleet asks request i of shape s and returns its rows: every page's, following
+// next_cursor, when the shape pages.
+func askFleet(client *http.Client, base string, fx *fixture, s fleetShape, i int) (int, error) {
+	rows := 0
+	cursor := ""
+	for {
+		body := s.body(fx, i)
+		if cursor != "" {
+			var b map[string]any
+			_ = json.Unmarshal(body, &b)
+			b["starting_after"] = cursor
+			body, _ = json.Marshal(b)
+		}
+		req, _ := http.NewRequest("POST", base+"/costs/fleet", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+fx.key)
+		if s.csv {
+			req.Header.Set("Accept", "text/csv")
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		out, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != 200 {
+			return 0, fmt.Errorf("status %d: %.300s (%v)", res.StatusCode, out, err)
+		}
+		if s.csv {
+			return strings.Count(string(out), "\n") - 1, nil
+		}
+		var page struct {
+			Data       []json.RawMessage
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(out, &page); err != nil {
+			return 0, err
+		}
+		rows += len(page.Data)
+		if s.limit == 0 || page.NextCursor == nil {
+			return rows, nil
+		}
+		cursor = *page.NextCursor
+	}
 }
 
 // writeElsewhere stores reading i of a location of another account in the month that

@@ -1,0 +1,151 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+var (
+	fleetRecordedStmt = chstore.Register("query.fleet_recorded", "fleet_pages.sql: the directions locations have records in, from the change counts")
+	fleetRecordedSQL  = renderFixed("fleet_recorded")
+)
+
+// pagedByID reports whether a page of req can be made from the locations from its cursor
+// on: rows by location in id order, ascending by location id, so a page needs only the
+// locations from the cursor's to the one that fills it.
+func pagedByID(req FleetRequest) bool {
+	return !req.All && req.Order == OrderID && req.GroupBy == GroupLocation
+}
+
+// fleetPage returns the sorted rows of req's page and every location skipped: the rows of
+// the locations from the cursor's on, in chunks of id order (each enough for the rows left,
+// more when chunks come up short), until they fill the page; the
+// skipped ones from the locations that may be (fleetSkipped).
+func (c *Pricer) fleetPage(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	skipped, err := c.fleetSkipped(ctx, scope, req, locs, plans)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := sortedIDs(locs)
+	cur, _ := parseCursor(req.StartingAfter) // checked in Validate
+	i := sort.SearchStrings(ids, cur.key.group)
+	per := bucketsPerLocation(req)
+	grow := 1 // how many times more locations than the rows left need, if chunks come up short
+	var rows []FleetRow
+	for i < len(ids) && len(rows) <= req.Limit {
+		want := req.Limit + 1 - len(rows)
+		k := grow * ((want + per - 1) / per) // enough for the rows left if every bucket has records
+		chunk := ids[i:min(i+k, len(ids))]
+		i = i + len(chunk)
+		sub := make(map[string]catalog.Location, len(chunk))
+		for _, id := range chunk {
+			sub[id] = locs[id]
+		}
+		sums, err := c.fleetSums(ctx, scope, req, sub, plans)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, _ := fleetRows(req, sums, sub, plans)
+		sortFleet(r, req.Order)
+		if req.StartingAfter != "" {
+			r = r[sort.Search(len(r), func(j int) bool { return fleetLess(cur, r[j], req.Order) }):]
+		}
+		if len(r) < want/2 {
+			grow *= 2 // sparse locations (few records, or skipped): take more at a time
+		}
+		rows = append(rows, r...)
+	}
+	return rows, skipped, nil
+}
+
+// fleetSkipped lists the locations of the whole answer that cannot be priced: only a
+// location without a tariff of a direction it has records in can be, so only locations
+// lacking a direction's tariff with records of that direction written near the window
+// (reading_changes) are priced to find out, as the whole answer would.
+func (c *Pricer) fleetSkipped(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan) ([]SkippedItem, error) {
+	var lacking []string
+	for id := range locs {
+		if p := plans[id]; !p.HasImport || !p.HasExport {
+			lacking = append(lacking, id)
+		}
+	}
+	if len(lacking) == 0 {
+		return []SkippedItem{}, nil
+	}
+	slices.Sort(lacking)
+	recorded, err := c.recordedDirections(ctx, scope, req, lacking)
+	if err != nil {
+		return nil, err
+	}
+	cands := map[string]catalog.Location{}
+	for _, r := range recorded {
+		if p := plans[r[0]]; r[1] == "IMPORT" && !p.HasImport || r[1] == "EXPORT" && !p.HasExport {
+			cands[r[0]] = locs[r[0]]
+		}
+	}
+	if len(cands) == 0 {
+		return []SkippedItem{}, nil
+	}
+	sums, err := c.fleetSums(ctx, scope, req, cands, plans)
+	if err != nil {
+		return nil, err
+	}
+	_, skipped := fleetRows(req, sums, cands, plans)
+	return skipped, nil
+}
+
+// recordedDirections returns the (location, direction) pairs of ids with location-level
+// records written on the UTC dates a day either side of req's window.
+func (c *Pricer) recordedDirections(ctx context.Context, scope kwhouse.Scope, req FleetRequest, ids []string) ([][2]string, error) {
+	const day = 24 * time.Hour
+	ctx = chstore.WithExternal(ctx, chstore.External{Name: "_locs",
+		Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: ids}}})
+	rows, err := c.db.Query(ctx, fleetRecordedStmt.With(fleetRecordedSQL), chstore.Named("account", scope.AccountID),
+		chstore.Named("live", scope.LiveByte()), chstore.Named("u0", req.Start.UTC().Add(-day).Format(time.DateOnly)),
+		chstore.Named("u1", req.End.UTC().Add(day).Format(time.DateOnly)))
+	if err != nil {
+		return nil, fmt.Errorf("directions recorded: %w", err)
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var r [2]string
+		if err := rows.Scan(&r[0], &r[1]); err != nil {
+			return nil, fmt.Errorf("scan direction recorded: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// bucketsPerLocation is the most rows one location gives req: a row per local day or month
+// the window touches (in any zone), or one.
+func bucketsPerLocation(req FleetRequest) int {
+	days := int(req.End.Sub(req.Start).Hours()/24) + 2
+	switch req.Aggregation {
+	case AggregationDay:
+		return days
+	case AggregationMonth:
+		return days/28 + 2
+	}
+	return 1
+}
+
+func sortedIDs(locs map[string]catalog.Location) []string {
+	ids := make([]string, 0, len(locs))
+	for id := range locs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
