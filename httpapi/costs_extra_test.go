@@ -50,7 +50,7 @@ func TestTariffsAndCostsWorkWithRedisDown(t *testing.T) {
 // TestCostLongMarketTimelinePricesLikeAShortOne covers both ways a cost is priced:
 // a window whose price segments fit in the query as arrays (the common case), and one
 // whose segments do not (a long series of 5-minute market prices: the JOIN of
-// cost_pieces.sql). The same readings must cost the same either way.
+// query/fleet.sql). The same readings must cost the same either way.
 func TestCostLongMarketTimelinePricesLikeAShortOne(t *testing.T) {
 	e := newCostEnv(t, "Europe/London") // GMT all of March 1–16
 	m := e.do("POST", "/markets", map[string]any{"display_name": "5-minute", "currency_code": "GBP"}).Map(t)["id"].(string)

@@ -87,11 +87,17 @@ func (c *Pricer) carbonRecords(ctx context.Context, a costArgs) ([]carbonRecord,
 		return []carbonRecord{{rs: uint32(in.Start), re: uint32(in.End), wh: in.EnergyWh, conf: in.Confidence,
 			tariffRate: uint8(in.TariffRate)}}, nil
 	}
+	// The readings the cost query prices (readings.sql), untiered: of the asked direction,
+	// from the window's start.
+	one := oneScope{device: a.device, session: a.session}
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "carbon_records", costShape{}); err != nil {
+	if err := templates.ExecuteTemplate(&buf, "carbon_records", one.shape(pricingShape{Dedup: dedupArgMax})); err != nil {
 		return nil, fmt.Errorf("render carbon records query: %w", err)
 	}
-	rows, err := c.db.Query(ctx, carbonRecordsStmt.With(buf.String()), a.named()...)
+	args := append(one.named(), chstore.Named("account", a.scope.AccountID), chstore.Named("live", a.scope.LiveByte()),
+		chstore.Named("locs", chstore.Set([]string{a.location})), chstore.Named("dir", a.direction),
+		chstore.Named("lookback", uint32(a.w0)), chstore.Named("w1", uint32(a.w1)), chstore.Named("tz", a.zone))
+	rows, err := c.db.Query(ctx, carbonRecordsStmt.With(buf.String()), args...)
 	if err != nil {
 		return nil, fmt.Errorf("carbon records: %w", err)
 	}

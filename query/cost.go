@@ -3,8 +3,6 @@
 package query
 
 import (
-	"bytes"
-	"context"
 	"embed"
 	"fmt"
 	"text/template"
@@ -39,6 +37,21 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 			"%[1]s, arrayPopBack(arrayPushFront(%[1]s, 0.)), %[2]s, arrayResize([%[3]s], length(%[1]s), %[3]s), "+
 			"arrayResize([%[4]s], length(%[1]s), %[4]s))) / 1000", hi, price, cum, wh)
 	},
+	// pieceWh is the energy of the part of a record [rs, re) of e Wh that lies in secs of
+	// its seconds: records are spread evenly over their time.
+	"pieceWh": pieceWh,
+	// untieredMoney is the money of that part at price per kWh (the one untiered rule;
+	// tiered money is bandMoney's).
+	"untieredMoney": func(e, secs, price string) string { return pieceWh(e, secs) + " * " + price + " / 1000" },
+	// uncovered is 0 when a component with tariffs (bit n - 1 of act for component n)
+	// covers fewer seconds (cov1, cov2: import; cov3: export) than the records it prices
+	// last (impLen, expLen), else 1: time without a price (a missing market price) is
+	// priced 0 with confidence 0. Segments of one component never overlap, so covered
+	// seconds fall short of record seconds exactly then, summed over any set of records.
+	"uncovered": func(act, impLen, cov1, cov2, expLen, cov3 string) string {
+		return fmt.Sprintf("if((bitAnd(%[1]s, 1) != 0 AND %[2]s > %[3]s) OR (bitAnd(%[1]s, 2) != 0 AND %[2]s > %[4]s)"+
+			" OR (bitAnd(%[1]s, 4) != 0 AND %[5]s > %[6]s), 0., 1.)", act, impLen, cov1, cov2, expLen, cov3)
+	},
 	// counterEnds is where a tier counter stands after each of a tier period's items, in
 	// counter order: start (the sum of the pieces before the window, which precede every
 	// piece of it) plus the running sum of field wh of the items. 18.16's lambdas cannot
@@ -48,8 +61,9 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 	},
 }).ParseFS(sqlFiles, "*.sql"))
 
+func pieceWh(e, secs string) string { return fmt.Sprintf("%s * %s / (re - rs)", e, secs) }
+
 var (
-	costStmt            = chstore.Register("query.cost", "cost.sql: records priced and summed per key")
 	deviceLocationsStmt = chstore.Register("query.device_locations", `SELECT DISTINCT location_id FROM meter_records
 		WHERE account_id = ? AND live_mode = ? AND device_id = ? AND direction = ?
 		  AND start_time >= toDateTime(?) AND start_time < toDateTime(?) LIMIT 2`)
@@ -72,8 +86,7 @@ type Pricer struct {
 	costArrays *tariffs.EpochMemo[costArrays]
 	// segmentRows holds the segments of recent JOIN windows (segment_rows.go).
 	segmentRows *tariffs.EpochMemo[segmentCols]
-	// joinOnly prices every window through the JOINs of cost.sql and fleet.sql (tests
-	// compare the paths).
+	// joinOnly prices every window through the JOIN of fleet.sql (tests compare the paths).
 	joinOnly bool
 	// finalFrom is the number of locations from which fleet_arrays.sql deduplicates with FINAL.
 	finalFrom int
@@ -97,7 +110,7 @@ func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbo
 		buckets: &bucketStore{versions: clockVersions{now: time.Now}}, maxRawItems: DefaultMaxRawItems}
 }
 
-// costRow is one row of cost.sql.
+// costRow is one row of an interval, session or instant answer: a reading or a local day.
 type costRow struct {
 	Key, KeyEnd        uint32
 	TariffRate         uint8 // 1 IMPORT, 2 EXPORT, 3 LOCAL per record; 0 for a day
@@ -110,8 +123,8 @@ type costRow struct {
 	Carbon             carbon.Weighed // filled in Go when carbon is asked for
 }
 
-// costArgs are the arguments of one cost query: the scope, the records asked for, the
-// plan that prices them and how they are bucketed; named() binds them.
+// costArgs are what one location's cost question asks (interval, session, instant): the
+// scope, the records, the plan that prices them and how they are bucketed.
 type costArgs struct {
 	scope     kwhouse.Scope
 	location  string
@@ -126,26 +139,12 @@ type costArgs struct {
 	maxRows   int            // more rows than this: errTooManyItems (0: no bound)
 }
 
+// named binds what the "segments" of one location's plan read (segment_rows).
 func (a costArgs) named() []any {
-	pb := bindPlans(map[string]tariffs.Plan{a.location: a.plan})
-	live := a.scope.LiveByte()
-	in := a.instant
-	if in == nil {
-		in = &ingest.Record{}
-	}
-	return append([]any{
-		chstore.Named("i_rs", uint32(in.Start)), chstore.Named("i_re", uint32(in.End)),
-		chstore.Named("i_e", in.EnergyWh), chstore.Named("i_rc", in.Confidence), chstore.Named("i_tr", int32(in.TariffRate)),
-		chstore.Named("i_sess", in.SessionRef), chstore.Named("i_ref", in.RecordRef),
-		chstore.Named("account", a.scope.AccountID), chstore.Named("live", live),
-		chstore.Named("location", a.location), chstore.Named("device", a.device),
-		chstore.Named("dir", a.direction), chstore.Named("session", a.session),
-		chstore.Named("w0", uint32(a.w0)), chstore.Named("w1", uint32(a.w1)),
-		chstore.Named("lookback", uint32(max(a.plan.Lookback, 0))),
+	return append(bindPlans(map[string]tariffs.Plan{a.location: a.plan}).named(),
+		chstore.Named("account", a.scope.AccountID), chstore.Named("live", a.scope.LiveByte()),
 		chstore.Named("range_from_pad", uint32(max(a.plan.RangeStart-32*86400, 0))),
-		chstore.Named("range_to", uint32(a.plan.RangeEnd)),
-		chstore.Named("active", pb.active[a.location]), chstore.Named("tz", a.zone),
-	}, pb.named()...)
+		chstore.Named("range_to", uint32(a.plan.RangeEnd)))
 }
 
 // planBindings are the tariffs of several locations' plans as the arrays the "periods"
@@ -205,70 +204,16 @@ func (pb planBindings) named() []any {
 		chstore.Named("src_from", pb.srcFrom), chstore.Named("src_to", pb.srcTo), chstore.Named("src_conf", pb.srcConf)}
 }
 
-// costShape picks the parts of cost.sql a query needs.
-type costShape struct {
-	Daily, Instant, Markets, Tiered, Arrays bool
-	ExtSegments                             bool // the JOIN reads its segments from the external table _segs
-	Refs                                    bool // records' session and record references are needed
-	Comps                                   []componentArrays
-	ActBits                                 uint16 // bit 1 << (n - 1): component n has tariffs (arrays)
-}
-
-func (c *Pricer) run(ctx context.Context, a costArgs) ([]costRow, error) {
-	shape := costShape{Daily: a.daily, Instant: a.instant != nil, Markets: len(a.plan.Markets) > 0, Tiered: a.plan.Tiered,
-		Refs: !a.daily || a.session != ""}
-	args := a.named()
-	if !a.plan.Tiered && !c.joinOnly {
-		arrays, err := c.arraySegments(ctx, a)
-		if err != nil {
-			return nil, err
-		}
-		if arrays.ok {
-			shape.Arrays, shape.Comps = true, arrays.comps
-			// Components with tariffs, whether or not they have segments in the window (a
-			// market without prices leaves its records unpriced, confidence 0, as the JOIN does).
-			shape.ActBits = a.plan.TariffBits()
-			args = append(args, arrays.named()...)
-		}
-	}
-	if !shape.Arrays {
-		// The JOIN reads the stored rate periods, priced once per plan and window (segment_rows).
-		if err := c.tariffs.EnsureRates(ctx, a.scope, a.plan); err != nil {
-			return nil, err
-		}
-		segs, err := c.segmentTable(ctx, a)
-		if err != nil {
-			return nil, err
-		}
-		ctx, shape.ExtSegments = chstore.WithExternal(ctx, segs), true
-	}
-	var buf bytes.Buffer
-	name := "cost"
-	if shape.Arrays {
-		name = "cost_arrays"
-	}
-	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {
-		return nil, fmt.Errorf("render cost query: %w", err)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rows, err := c.db.Query(ctx, costStmt.With(buf.String()), args...)
-	if err != nil {
-		return nil, fmt.Errorf("cost query: %w", err)
-	}
-	defer rows.Close()
-	var out []costRow
-	for rows.Next() {
-		if a.maxRows > 0 && len(out) == a.maxRows {
-			cancel() // the query stops; the rows read so far are dropped
-			return nil, errTooManyItems(a.maxRows, a.session)
-		}
-		var r costRow
-		if err := rows.Scan(&r.Key, &r.KeyEnd, &r.TariffRate, &r.Session, &r.Reference, &r.Energy, &r.Money, &r.MoneyCommodity,
-			&r.MoneyNonCommodity, &r.Confidence, &r.NImport, &r.NExport); err != nil {
-			return nil, fmt.Errorf("scan cost row: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+// pricingShape picks the parts of the cost templates a query needs (fleet.sql,
+// fleet_arrays.sql, readings.sql, cost_segments.sql).
+type pricingShape struct {
+	Aggregation              string // NONE, DAY, MONTH, or RECORD: a row per reading
+	Devices, Tiered, Markets bool
+	Device                   bool              // one device's readings (@device)
+	ExtSegments              bool              // fleet.sql: the segments come as the external table _segs
+	Dedup                    string            // how versions of a reading become one: dedupNone, dedupArgMax, dedupFinal
+	Comps                    []componentArrays // fleet_arrays.sql: the packed timelines
+	Refs                     bool              // each reading's session and record references (RECORD)
+	Session                  bool              // only the readings of @session are priced
+	Instant                  bool              // the request's record (@i_*) is priced as if stored
 }

@@ -10,7 +10,7 @@ import (
 
 // maxArraySegments bounds the price segments sent inside one cost query (about 45 bytes
 // each, against ClickHouse's 256 KiB max_query_size); longer timelines, such as a year
-// of half-hourly market prices, are priced by the JOIN of cost_pieces.sql instead.
+// of half-hourly market prices, are priced by the JOIN of fleet.sql instead.
 const maxArraySegments = 4000
 
 // costArraysCacheSize bounds the cost windows whose arrays stay in memory: at most

@@ -2,8 +2,8 @@ package query
 
 import "time"
 
-// JoinOnly returns a Pricer like c that prices every window through the JOINs of cost.sql
-// and fleet.sql, the paths tiered tariffs and long market windows take.
+// JoinOnly returns a Pricer like c that prices every window through the JOIN of fleet.sql,
+// the path tiered tariffs and long market windows take.
 func JoinOnly(c *Pricer) *Pricer {
 	d := *c
 	d.joinOnly = true

@@ -50,6 +50,7 @@ type FleetRequest struct {
 	LimitSet      bool // limit was given: 0 is then refused, not taken for the default
 	StartingAfter string
 	All           bool // every row in one answer (CSV): no paging
+	one           oneScope
 }
 
 // FleetCost is the fleet_cost response.

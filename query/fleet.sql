@@ -1,16 +1,14 @@
 {{define "fleet"}}
 -- Energy cost of many locations' (or devices') records, summed per group and bucket
--- (local day, local month or the whole window) in one read of the records. Prices come
--- from the "segments" of cost_segments.sql, the definition every cost path shares.
--- Per-record figures are never materialised: a bucket's money is the sum of its pieces;
--- its confidence is the least of its records' and pieces' confidences, or 0 when a
--- component with tariffs leaves some second of a record unpriced (segments of one
+-- (a reading, local day, local month or the whole window) in one read of the records.
+-- Prices come from the "segments" of cost_segments.sql, the definition every cost path
+-- shares. Per-record figures are never materialised: a bucket's money is the sum of its
+-- pieces; its confidence is the least of its records' and pieces' confidences, or 0 when
+-- a component with tariffs leaves some second of a record unpriced (segments of one
 -- component never overlap, so covered seconds fall short of record seconds exactly then).
-SELECT loc, dev, {{template "fleet_key" .}} AS k,
+SELECT loc, dev, {{template "fleet_key" .}},
     sumIf(e, comp = 0) AS energy, sum(xm) AS money, sumIf(xm, comp != 2) AS money_com, sumIf(xm, comp = 2) AS money_non,
-    least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1))
-        OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2))
-        OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
+    least(min(xc), {{uncovered "any(act)" "sumIf(xlen, tr = 1)" "sumIf(xcov, comp = 1)" "sumIf(xcov, comp = 2)" "sumIf(xlen, tr = 2)" "sumIf(xcov, comp = 3)"}}) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
     -- When the bucket's last record ends (priced buckets: docs/costs.md).
     max(re) AS reach,
@@ -30,14 +28,20 @@ FROM
     {{template "fleet_single" .}}
 {{- end}}
 )
-GROUP BY loc, dev, k
-ORDER BY loc, dev, k
+GROUP BY loc, dev, k, kend, ktr
+ORDER BY loc, dev, k, kend, ktr
 {{end}}
 
 {{define "fleet_key"}}
+{{- /* The bucket of a row: k its start (a reading's start, a local day's or month's, 0 for
+the window), and for a reading its end, tariff rate and references. */ -}}
+{{- if eq .Aggregation "RECORD"}}rs AS k, re AS kend, tr AS ktr,
+{{- if .Refs}} any(sess) AS ksess, any(ref) AS kref{{else}} '' AS ksess, '' AS kref{{end}}
+{{- else}}
 {{- if eq .Aggregation "DAY"}}toUInt32(toStartOfDay(toDateTime(rs), @tz))
 {{- else if eq .Aggregation "MONTH"}}toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz), @tz))
-{{- else}}toUInt32(0){{end}}
+{{- else}}toUInt32(0){{end}} AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref
+{{- end}}
 {{- end}}
 
 {{define "fleet_records"}}
@@ -46,34 +50,17 @@ ORDER BY loc, dev, k
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
-SELECT loc, dev, cityHash64(dir, toString(tariff_rate), rs, re) AS rid, rs, re, e, rc,
-    toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr, tr AS ctr,
-    toUInt8(dir = @dir AND rs >= @w0) AS is_out, transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
+SELECT loc, dev, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
+    toUInt8(dir = @dir AND rs >= @w0{{if .Session}} AND sess = @session{{end}}) AS is_out,
+{{- if .Refs}} sess, ref,{{end}}
+    transform(loc, @act_loc, @act_bits, toUInt16(0)) AS act,
     -- Locations on one product are priced by the segments of one of them (rep): the
     -- JOIN's hash table holds each product's segments once.
     transform(loc, @act_loc, @reps, '') AS rep,
     arrayJoin(arrayPushBack({{hours "rs" "re"}}, toUInt32(0))) AS hb
 FROM
 (
-    -- The latest version of each reading (argMax, not FINAL: see cost_records.sql), or
-    -- every stored version, which "dirty" reports (see fleet_arrays.sql).
-    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir, tariff_rate,
-        toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
-{{- if .Dedup}}
-        argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
-{{- else}}
-        energy_wh AS e, confidence AS rc
-{{- end}}
-    FROM meter_records
-    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
-        AND device_id {{if .Devices}}!={{else}}={{end}} ''
-{{- if not .Tiered}}
-        AND direction = @dir
-{{- end}}
-        AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
-{{- if .Dedup}}
-    GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
-{{- end}}
+    {{template "readings" .}}
 )
 -- Each location's own tier lookback: records before it run no counter of its window.
 WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
@@ -87,21 +74,22 @@ FROM ({{template "segment_source" .}})
 
 {{define "fleet_single"}}
 -- Untiered: each record split at every price segment it meets, priced where it lies.
-SELECT loc, dev, rid, rs, re, comp, act, tr, e,
+SELECT loc, dev, rid, rs, re, comp, act, tr, e,{{if .Refs}} sess, ref,{{end}}
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
-    if(comp = 0, 0., e * xcov / (re - rs) * price[1] / 1000) AS xm
+    if(comp = 0, 0., {{untieredMoney "e" "xcov" "price[1]"}}) AS xm
 FROM ({{template "fleet_records" .}}) AS recs
 ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
 WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 {{end}}
 
 {{define "fleet_tiered"}}
--- Tiered: pieces run their tier counters as in cost_pieces.sql, per location and device
--- (a group of its own: comp 0 holds the records themselves and prices nothing).
+-- Tiered (the one definition of tier pieces): each record split at every price segment of
+-- its components; pieces run their tier counters per location and device, component and
+-- tier period (comp 0 holds the records themselves and prices nothing).
 SELECT loc, dev, it.1 AS rs, it.2 AS re, comp, act,
-    it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
+    it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,{{if .Refs}} it.12 AS sess, it.13 AS ref,{{end}}
     gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
     {{bandMoney "it.9" "it.10" "cum" "it.8"}} AS xm
@@ -119,13 +107,13 @@ FROM
         -- Pieces that start before the window (the tier lookback; every reported record
         -- starts in it) only start the counter: one sum, no sort (a fleet's day mid-month
         -- on 18.16: the tiered query 168 ms alone, 40 MiB at peak; sorted too, 190 ms, 89 MiB).
-        sumIf(if(comp = 0, 0., e * (if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS pcov) / (re - rs)) AS pwh,
+        sumIf(if(comp = 0, 0., {{pieceWh "e" "(if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS pcov)"}}) AS pwh,
             (if(comp = 0, rs, greatest(rs, ss)) AS ps) < @w0) AS off,
         -- Counters run in time order (ties by record) within one tier period.
         arrayMap(x -> tupleElement(x, 2), arraySort(x -> tupleElement(x, 1), groupArrayIf((
             toUInt64(ps) * 4294967296 + rid % 4294967296,
             (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), pcov,
-             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out)),
+             if(comp = 0, toInt64(re - rs), 0), pwh, hi, price, is_out{{if .Refs}}, sess, ref{{end}})),
             ps >= @w0))) AS items
     FROM ({{template "fleet_records" .}}) AS recs
     ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)

@@ -7,7 +7,7 @@ import (
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
-// How a fleet query takes the latest version of each reading (fleetShape.Dedup).
+// How a fleet query takes the latest version of each reading (pricingShape.Dedup).
 const (
 	// dedupNone reads every stored version and flags the groups that hold two (dirty):
 	// re-sent readings not yet merged are rare, and deduplicating all of them cost a fleet

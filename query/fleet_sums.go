@@ -24,7 +24,8 @@ var (
 // per query stays bounded however large the fleet.
 const fleetChunk = 1000
 
-// fleetSum is one row of fleet.sql: a location's or device's records in one bucket.
+// fleetSum is one row of fleet.sql or fleet_arrays.sql: a location's or device's records
+// in one bucket.
 type fleetSum struct {
 	Loc, Dev           string
 	Key                uint32
@@ -32,17 +33,11 @@ type fleetSum struct {
 	MoneyCom, MoneyNon float64
 	Confidence         float64
 	NImport, NExport   uint64
+	KeyEnd             uint32 // a reading's end (RECORD rows; 0 for other buckets)
+	TariffRate         uint8  // a reading's tariff rate (RECORD rows)
+	Session, Reference string // a reading's references (RECORD rows with refs)
 	Reach              uint32 // when the bucket's last record ends
 	Dirty              uint8  // the group read two versions of a reading: its sums count both
-}
-
-// fleetShape picks the parts of fleet.sql a query needs.
-type fleetShape struct {
-	Aggregation              string
-	Devices, Tiered, Markets bool
-	ExtSegments              bool              // fleet.sql: the segments come as the external table _segs
-	Dedup                    string            // how versions of a reading become one: dedupNone, dedupArgMax, dedupFinal
-	Comps                    []componentArrays // fleet_arrays.sql: the packed timelines
 }
 
 // fleetBatch is a set of locations one query prices: one zone (local days and months are
@@ -153,7 +148,8 @@ func fleetBatches(locs map[string]catalog.Location, plans map[string]tariffs.Pla
 }
 
 // fleetQuery runs fleet_arrays.sql for the locations ids of a task's batch with its packed
-// timelines, or the JOIN of fleet.sql when the task has none; dedup says how.
+// timelines, or the JOIN of fleet.sql when the task has none; dedup says how. Every cost
+// answer is such a query: an interval, session or instant one of one location (req.one).
 func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask, ids []string,
 	dedup string, plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	b, fa := t.batch, t.fa
@@ -161,15 +157,17 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 	for i, id := range b.ids {
 		bits[i] = plans[id].TariffBits()
 	}
-	args := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
+	args := append(req.one.named(), chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("locs", chstore.Set(ids)), chstore.Named("dir", req.Direction),
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
-		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits)}
-	shape := fleetShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered, Dedup: dedup}
+		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits))
+	shape := req.one.shape(pricingShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered,
+		Dedup: dedup})
 	name, stmt := "fleet", fleetStmt
 	if fa != nil {
 		name, stmt, shape.Comps = "fleet_arrays", fleetArraysStmt, fa.comps
-		args = append(args, fa.named()...)
+		// Untiered: the readings from the window's start (no counter to run).
+		args = append(args, append(fa.named(), chstore.Named("lookback", uint32(req.Start.Unix())))...)
 	} else {
 		var join []any
 		join, shape.Markets = joinArgs(req, b, plans)
@@ -184,6 +182,8 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {
 		return nil, fmt.Errorf("render fleet query: %w", err)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	rows, err := c.db.Query(ctx, stmt.With(buf.String()), args...)
 	if err != nil {
 		return nil, fmt.Errorf("fleet cost query: %w", err)
@@ -191,9 +191,13 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 	defer rows.Close()
 	var out []fleetSum
 	for rows.Next() {
+		if req.one.maxRows > 0 && len(out) == req.one.maxRows {
+			cancel() // the query stops; the rows read so far are dropped
+			return nil, errTooManyItems(req.one.maxRows, req.one.session)
+		}
 		var s fleetSum
-		if err := rows.Scan(&s.Loc, &s.Dev, &s.Key, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
-			&s.NImport, &s.NExport, &s.Reach, &s.Dirty); err != nil {
+		if err := rows.Scan(&s.Loc, &s.Dev, &s.Key, &s.KeyEnd, &s.TariffRate, &s.Session, &s.Reference, &s.Energy, &s.Money,
+			&s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.NImport, &s.NExport, &s.Reach, &s.Dirty); err != nil {
 			return nil, fmt.Errorf("scan fleet row: %w", err)
 		}
 		out = append(out, s)

@@ -53,7 +53,7 @@ func (c *Pricer) Instant(ctx context.Context, scope kwhouse.Scope, body []byte, 
 	if a.plan, err = c.tariffs.Plan(ctx, scope, rec.LocationID, a.w0, a.w1); err != nil {
 		return InstantCost{}, err
 	}
-	rows, err := c.run(ctx, a)
+	rows, err := c.priceOne(ctx, a)
 	if err != nil {
 		return InstantCost{}, err
 	}

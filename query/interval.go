@@ -212,7 +212,7 @@ func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	if args.plan, err = c.tariffs.Plan(ctx, scope, args.location, args.w0, args.w1); err != nil {
 		return EnergyCost{}, err
 	}
-	rows, err := c.intervalRows(ctx, args, req)
+	rows, err := c.priceOne(ctx, args)
 	if err != nil {
 		return EnergyCost{}, err
 	}

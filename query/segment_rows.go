@@ -57,7 +57,7 @@ func (c *Pricer) planSegmentCols(ctx context.Context, a costArgs) (segmentCols, 
 
 func (c *Pricer) readSegmentCols(ctx context.Context, a costArgs) (segmentCols, error) {
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "segment_rows", costShape{Markets: len(a.plan.Markets) > 0}); err != nil {
+	if err := templates.ExecuteTemplate(&buf, "segment_rows", pricingShape{Markets: len(a.plan.Markets) > 0}); err != nil {
 		return segmentCols{}, fmt.Errorf("render segment rows: %w", err)
 	}
 	rows, err := c.db.Query(ctx, segmentRowsStmt.With(buf.String()), a.named()...)
@@ -84,24 +84,12 @@ func (c *Pricer) readSegmentCols(ctx context.Context, a costArgs) (segmentCols, 
 // segmentColsIDs numbers the segmentCols read by this process.
 var segmentColsIDs atomic.Uint64
 
-// segmentTable is _segs of a's JOIN (cost.sql, which does not read loc): the same rows,
-// and so the same built table, for every request under the same epoch.
-func (c *Pricer) segmentTable(ctx context.Context, a costArgs) (chstore.External, error) {
-	s, err := c.planSegmentCols(ctx, a)
-	if err != nil {
-		return chstore.External{}, err
-	}
-	t := s.table(make([]string, len(s.comp)))
-	t.Key = fmt.Sprintf("segs-%d", s.id)
-	return t, nil
-}
-
 // fleetSegments is _segs of a fleet JOIN: each product's segments once, under the id of
 // its first location in the batch (the rep of joinArgs).
 func (c *Pricer) fleetSegments(ctx context.Context, scope kwhouse.Scope, b fleetBatch,
 	plans map[string]tariffs.Plan) (chstore.External, error) {
 	var all segmentCols
-	var loc []string
+	var loc, keys []string
 	seen := map[string]bool{}
 	for _, id := range b.ids {
 		p := plans[id]
@@ -117,6 +105,13 @@ func (c *Pricer) fleetSegments(ctx context.Context, scope kwhouse.Scope, b fleet
 		for range s.comp {
 			loc = append(loc, id)
 		}
+		keys = append(keys, fmt.Sprintf("%d:%s", s.id, id))
 	}
-	return all.table(loc), nil
+	t := all.table(loc)
+	if len(keys) == 1 {
+		// One product's rows under one rep (a location asked again under the same epoch)
+		// are the same table: built once.
+		t.Key = "segs-" + keys[0]
+	}
+	return t, nil
 }

@@ -32,7 +32,7 @@ func (c *Pricer) planSegments(ctx context.Context, scope kwhouse.Scope, location
 		chstore.Named("range_from_pad", uint32(max(t0-32*86400, 0))), chstore.Named("range_to", uint32(t1)),
 		chstore.Named("t0", uint32(t0)), chstore.Named("t1", uint32(t1)), chstore.Named("comps", want), chstore.Named("limit", limit))
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "plan_segments", costShape{Markets: len(plan.Markets) > 0}); err != nil {
+	if err := templates.ExecuteTemplate(&buf, "plan_segments", pricingShape{Markets: len(plan.Markets) > 0}); err != nil {
 		return nil, fmt.Errorf("render segments query: %w", err)
 	}
 	rows, err := c.db.Query(ctx, segmentsStmt.With(buf.String()), args...)
