@@ -98,7 +98,7 @@ const refusedKey = "kwhouse.upload_refused"
 // account's refused uploads (docs/operations.md, "Limits").
 func (s *Server) admitUpload(c *gin.Context) {
 	account := scopeOf(c).AccountID
-	release, err := s.deps.Limits.EnterUpload(c.Request.Context(), account)
+	turn, err := s.deps.Limits.EnterUpload(c.Request.Context(), account)
 	if err != nil {
 		reason := "uploads"
 		if e := kwhouse.AsError(err); e != nil && e.Code == "too_many_refused_uploads" {
@@ -108,16 +108,13 @@ func (s *Server) admitUpload(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	defer release()
+	defer func() {
+		status := c.Writer.Status()
+		refused := c.GetBool(refusedKey) || status == http.StatusBadRequest ||
+			status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity
+		turn.Done(context.WithoutCancel(c.Request.Context()), refused, !refused && status < 300, c.FullPath())
+	}()
 	c.Next()
-	switch c.Writer.Status() {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
-	default:
-		if !c.GetBool(refusedKey) {
-			return
-		}
-	}
-	s.deps.Limits.TakeRefusedUpload(context.WithoutCancel(c.Request.Context()), account, c.FullPath())
 }
 
 // markRefused marks an upload of which no record was stored (every one failed) as refused.

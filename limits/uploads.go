@@ -14,38 +14,119 @@ import (
 // uploadGate admits one account's uploads (meter records and readings, market prices,
 // carbon intensities) in this process: at most per of them are read and stored at once,
 // as many more wait up to wait for a turn. It also remembers the accounts whose refused
-// uploads ran past their rate, until their Retry-After.
+// uploads ran past their rate: each of their uploads pays for a refusal before its body
+// is read, until one is stored.
 type uploadGate struct {
 	per     int // 0: no limit
 	wait    time.Duration
 	mu      sync.Mutex
-	running map[string]int // by account
-	waiting map[string]int // by account
-	freed   chan struct{}  // closed and replaced whenever a turn ends
-	until   map[string]time.Time
+	running map[string]int       // by account
+	waiting map[string]int       // by account
+	freed   chan struct{}        // closed and replaced whenever a turn ends
+	suspect map[string]time.Time // accounts past their refused-upload rate → refused until
 }
 
 func newUploadGate(cfg config.Limits) *uploadGate {
 	return &uploadGate{per: cfg.AccountUploads, wait: cfg.UploadWait, running: map[string]int{},
-		waiting: map[string]int{}, freed: make(chan struct{}), until: map[string]time.Time{}}
+		waiting: map[string]int{}, freed: make(chan struct{}), suspect: map[string]time.Time{}}
 }
 
-// EnterUpload takes one of the account's upload turns before the upload's body is read;
-// release ends it. An account refused for its refused uploads gets their 429 at once; an
-// account with every turn taken waits up to limits.upload_wait, with as many waiting as
-// running at most, and then gets 429 too_many_uploads. Other accounts never wait for it.
-func (l *Limits) EnterUpload(ctx context.Context, account string) (release func(), err error) {
+// UploadTurn is an admitted upload: Done reports how it ended and ends the turn.
+type UploadTurn struct {
+	l       *Limits
+	account string
+	paid    bool // its refusal was charged before its body was read
+	release func()
+}
+
+// EnterUpload admits an upload of account before its body is read; call Done when it has
+// been answered. An account past its refused uploads' rate pays for a refusal first: with
+// none left it gets 429 too_many_refused_uploads, held for up to a second so that a client
+// that ignores Retry-After cannot spin. An account with every upload turn taken waits up
+// to limits.upload_wait, with as many waiting as running at most, and then gets 429
+// too_many_uploads. Other accounts never wait for it.
+func (l *Limits) EnterUpload(ctx context.Context, account string) (*UploadTurn, error) {
+	paid, err := l.payRefusal(ctx, account)
+	if err != nil {
+		hold(ctx, min(kwhouse.AsError(err).RetryAfter, time.Second))
+		return nil, err
+	}
+	t := &UploadTurn{l: l, account: account, paid: paid, release: func() {}}
+	if l.uploads.per > 0 {
+		if t.release, err = l.uploads.enter(ctx, account); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Done ends the turn of an upload that was refused for its body (400, 413, 422, or a
+// batch of which no record was stored), stored, or neither (another error). A refused
+// upload is charged to the account (TakeRefusedUpload); a stored one ends its account's
+// suspicion.
+func (t *UploadTurn) Done(ctx context.Context, refused, stored bool, route string) {
+	t.release()
+	switch {
+	case refused && !t.paid:
+		t.l.TakeRefusedUpload(ctx, t.account, route)
+	case stored:
+		g := t.l.uploads
+		g.mu.Lock()
+		delete(g.suspect, t.account)
+		g.mu.Unlock()
+	}
+}
+
+// payRefusal charges a refusal to a suspect account before its upload is read: false
+// when the account is not suspect (nothing charged).
+func (l *Limits) payRefusal(ctx context.Context, account string) (bool, error) {
 	g := l.uploads
 	g.mu.Lock()
-	wait := time.Until(g.until[account])
+	until, suspect := g.suspect[account]
 	g.mu.Unlock()
-	if wait > 0 {
-		return nil, errRefusedUploads(wait)
+	if !suspect {
+		return false, nil
 	}
-	if g.per == 0 {
-		return func() {}, nil
+	if wait := time.Until(until); wait > 0 {
+		return false, errRefusedUploads(wait)
 	}
-	return g.enter(ctx, account)
+	ok, retry, err := l.rates.AllowN(ctx, refusedKey(account), l.refusedRate(), 1)
+	if err != nil {
+		l.failed.Inc()
+		l.log.Debug("refused upload rate not checked: redis unavailable", "account", account, "err", err)
+		return false, nil
+	}
+	if !ok {
+		l.markSuspect(account, retry)
+		return false, errRefusedUploads(retry)
+	}
+	return true, nil
+}
+
+func (l *Limits) markSuspect(account string, retry time.Duration) {
+	g := l.uploads
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.suspect) > 100_000 {
+		clear(g.suspect)
+	}
+	g.suspect[account] = time.Now().Add(retry)
+}
+
+func (l *Limits) refusedRate() rediscache.Rate {
+	return rediscache.Rate{Rate: l.cfg.RefusedUploadsPerMinute, Burst: max(l.cfg.RefusedUploadBurst, 1), Period: time.Minute}
+}
+
+func refusedKey(account string) string { return "uploadrefused:" + account }
+
+// hold waits d, or until ctx ends.
+func hold(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (g *uploadGate) enter(ctx context.Context, account string) (func(), error) {
@@ -93,33 +174,25 @@ func (g *uploadGate) drop(m map[string]int, account string) {
 	}
 }
 
-// TakeRefusedUpload charges an upload refused for its body (400, 413, 422, or a batch of
-// which no record was stored) to the account, in a bucket shared by every process through
-// Redis (limits.refused_uploads_per_minute, burst limits.refused_upload_burst). Past it,
-// this process refuses the account's uploads before reading their bodies until
-// Retry-After. Redis down: not charged (fail open), as every rate.
+// TakeRefusedUpload charges an upload refused for its body to the account, in a bucket
+// shared by every process through Redis (limits.refused_uploads_per_minute, burst
+// limits.refused_upload_burst). Past it the account is suspect in this process: each of
+// its uploads pays for a refusal before its body is read (EnterUpload). Redis down: not
+// charged (fail open), as every rate.
 func (l *Limits) TakeRefusedUpload(ctx context.Context, account, route string) {
 	if l.cfg.RefusedUploadsPerMinute == 0 {
 		return
 	}
-	r := rediscache.Rate{Rate: l.cfg.RefusedUploadsPerMinute, Burst: max(l.cfg.RefusedUploadBurst, 1), Period: time.Minute}
-	ok, retry, err := l.rates.AllowN(ctx, "uploadrefused:"+account, r, 1)
+	ok, retry, err := l.rates.AllowN(ctx, refusedKey(account), l.refusedRate(), 1)
 	if err != nil {
 		l.failed.Inc()
 		l.log.Debug("refused upload rate not checked: redis unavailable", "account", account, "err", err)
 		return
 	}
-	if ok {
-		return
+	if !ok {
+		l.markSuspect(account, retry)
+		l.Count(account, route, "refused_uploads")
 	}
-	g := l.uploads
-	g.mu.Lock()
-	if len(g.until) > 100_000 {
-		clear(g.until)
-	}
-	g.until[account] = time.Now().Add(retry)
-	g.mu.Unlock()
-	l.Count(account, route, "refused_uploads")
 }
 
 func errTooManyUploads(per int, why string) error {
