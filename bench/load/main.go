@@ -8,7 +8,8 @@
 // alone, and beside a hostile tenant that loops over slow bodies, a stalled reader,
 // 200 MiB gzip bodies, a 100 MB plain body, 3 M failing NDJSON lines and a 256 MiB line
 // (hostile.go). It prints both phases' ingest rate and cost p99 (target: within 20 %),
-// the process's peak RSS in each, and what each attack got.
+// the process's peak RSS in each, and what each attack got; -cpuprofile writes the
+// process's CPU profile over the phase beside the hostile tenant.
 package main
 
 import (
