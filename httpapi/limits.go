@@ -112,7 +112,7 @@ func (s *Server) admitUpload(c *gin.Context) {
 		status := c.Writer.Status()
 		refused := c.GetBool(refusedKey) || status == http.StatusBadRequest ||
 			status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity
-		turn.Done(context.WithoutCancel(c.Request.Context()), refused, !refused && status < 300, c.FullPath())
+		turn.Done(context.WithoutCancel(c.Request.Context()), refused, !refused && status < 300)
 	}()
 	c.Next()
 }

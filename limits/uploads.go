@@ -64,11 +64,11 @@ func (l *Limits) EnterUpload(ctx context.Context, account string) (*UploadTurn, 
 // batch of which no record was stored), stored, or neither (another error). A refused
 // upload is charged to the account (TakeRefusedUpload); a stored one ends its account's
 // suspicion.
-func (t *UploadTurn) Done(ctx context.Context, refused, stored bool, route string) {
+func (t *UploadTurn) Done(ctx context.Context, refused, stored bool) {
 	t.release()
 	switch {
 	case refused && !t.paid:
-		t.l.TakeRefusedUpload(ctx, t.account, route)
+		t.l.TakeRefusedUpload(ctx, t.account)
 	case stored:
 		g := t.l.uploads
 		g.mu.Lock()
@@ -179,7 +179,7 @@ func (g *uploadGate) drop(m map[string]int, account string) {
 // limits.refused_upload_burst). Past it the account is suspect in this process: each of
 // its uploads pays for a refusal before its body is read (EnterUpload). Redis down: not
 // charged (fail open), as every rate.
-func (l *Limits) TakeRefusedUpload(ctx context.Context, account, route string) {
+func (l *Limits) TakeRefusedUpload(ctx context.Context, account string) {
 	if l.cfg.RefusedUploadsPerMinute == 0 {
 		return
 	}
@@ -191,7 +191,6 @@ func (l *Limits) TakeRefusedUpload(ctx context.Context, account, route string) {
 	}
 	if !ok {
 		l.markSuspect(account, retry)
-		l.Count(account, route, "refused_uploads")
 	}
 }
 

@@ -23,7 +23,7 @@ func TestUploadTurnsArePerAccount(t *testing.T) {
 	go func() {
 		turn, err := l.EnterUpload(ctx, "acc_a")
 		if turn != nil {
-			defer turn.Done(ctx, false, true, "/meters/interval")
+			defer turn.Done(ctx, false, true)
 		}
 		got <- err
 	}()
@@ -36,8 +36,8 @@ func TestUploadTurnsArePerAccount(t *testing.T) {
 	if err != nil {
 		t.Fatalf("another account beside a full one: %v", err)
 	}
-	other.Done(ctx, false, true, "/meters/interval")
-	first.Done(ctx, false, true, "/meters/interval")
+	other.Done(ctx, false, true)
+	first.Done(ctx, false, true)
 	if err := <-got; err != nil {
 		t.Fatalf("the waiting upload once a turn ended: %v", err)
 	}
@@ -54,7 +54,7 @@ func TestRefusedUploadsMakeAnAccountPayFirst(t *testing.T) {
 	if err != nil || len(r.keys) != 0 {
 		t.Fatalf("an account never refused: %v, %d rate checks; want admitted without one", err, len(r.keys))
 	}
-	turn.Done(ctx, true, false, "/meters/interval") // the bucket is spent: acc_a is suspect for 1.5 s
+	turn.Done(ctx, true, false) // the bucket is spent: acc_a is suspect for 1.5 s
 	if _, err := l.EnterUpload(ctx, "acc_a"); codeOf(err) != "too_many_refused_uploads" || len(r.keys) != 1 {
 		t.Fatalf("the next upload within Retry-After: %v after %d rate checks, want too_many_refused_uploads without a check", err, len(r.keys))
 	}
@@ -67,12 +67,12 @@ func TestRefusedUploadsMakeAnAccountPayFirst(t *testing.T) {
 	if err != nil || !turn.paid || len(r.keys) != 2 {
 		t.Fatalf("after Retry-After: %v (paid %v, %d checks), want admitted having paid", err, turn != nil && turn.paid, len(r.keys))
 	}
-	turn.Done(ctx, true, false, "/meters/interval")
+	turn.Done(ctx, true, false)
 	if len(r.keys) != 2 {
 		t.Errorf("a paid upload refused again was charged again: %d checks", len(r.keys))
 	}
 	turn, _ = l.EnterUpload(ctx, "acc_a")
-	turn.Done(ctx, false, true, "/meters/interval")
+	turn.Done(ctx, false, true)
 	if _, suspect := l.uploads.suspect["acc_a"]; suspect {
 		t.Error("a stored upload left the account suspect")
 	}
