@@ -87,6 +87,17 @@ type Limits struct {
 	// them: 429. 0 is no limit.
 	AuthFailuresPerMinute int `mapstructure:"auth_failures_per_minute"`
 	AuthFailureBurst      int `mapstructure:"auth_failure_burst"`
+	// AccountUploads bounds one account's uploads (meter records and readings, market
+	// prices, carbon intensities) being read and stored at once in a process; as many more
+	// wait up to UploadWait for a turn, beyond them: 429. 0 is no limit.
+	AccountUploads int           `mapstructure:"account_uploads"`
+	UploadWait     time.Duration `mapstructure:"upload_wait"`
+	// RefusedUploadsPerMinute and RefusedUploadBurst bound one account's refused uploads
+	// (400, 413 or 422 for the body, or a batch of which no record was stored); past them
+	// its uploads are refused before their bodies are read until Retry-After (429).
+	// 0 is no limit.
+	RefusedUploadsPerMinute int `mapstructure:"refused_uploads_per_minute"`
+	RefusedUploadBurst      int `mapstructure:"refused_upload_burst"`
 }
 
 // AccountLimits are one account's rates (0 keeps the global one).
@@ -331,6 +342,13 @@ func SetDefaults(v *viper.Viper) {
 	// ClickHouse lookup every two seconds per address.
 	v.SetDefault("limits.auth_failures_per_minute", 30)
 	v.SetDefault("limits.auth_failure_burst", 30)
+	// A fleet's uploads never wait for these (make bench-ingest sends 16 at once from one
+	// account); an account whose uploads keep being refused is held to one every two
+	// seconds, so its refused bodies cannot take the cores from the others (make bench-load).
+	v.SetDefault("limits.account_uploads", 16)
+	v.SetDefault("limits.upload_wait", 5*time.Second)
+	v.SetDefault("limits.refused_uploads_per_minute", 30)
+	v.SetDefault("limits.refused_upload_burst", 30)
 	v.SetDefault("metrics.account_labels", false)
 	v.SetDefault("webhooks.dispatch", true)
 	v.SetDefault("webhooks.allow_private", false)

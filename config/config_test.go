@@ -145,3 +145,21 @@ func TestTimeoutsAndBodyBounds(t *testing.T) {
 		})
 	}
 }
+
+// The upload limits default to what docs/operations.md states, and a negative turn count
+// is refused naming its key.
+func TestUploadLimits(t *testing.T) {
+	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", secret)
+	cfg, err := config.Load(config.New(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Limits
+	if l.AccountUploads != 16 || l.UploadWait != 5*time.Second || l.RefusedUploadsPerMinute != 30 || l.RefusedUploadBurst != 30 {
+		t.Errorf("upload limits %d, %s, %d, %d; want 16, 5s, 30, 30", l.AccountUploads, l.UploadWait, l.RefusedUploadsPerMinute, l.RefusedUploadBurst)
+	}
+	t.Setenv("KWHOUSE_LIMITS_ACCOUNT_UPLOADS", "-1")
+	if _, err := config.Load(config.New(), ""); err == nil || !strings.Contains(err.Error(), "limits.account_uploads") {
+		t.Fatalf("account_uploads -1: %v, want an error naming limits.account_uploads", err)
+	}
+}

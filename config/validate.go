@@ -169,7 +169,9 @@ func validIdentifier(s string) bool {
 func (l Limits) validate(add func(key, format string, args ...any)) {
 	rates := map[string]int{"limits.requests_per_second": l.RequestsPerSecond, "limits.request_burst": l.RequestBurst,
 		"limits.records_per_second": l.RecordsPerSecond, "limits.record_burst": l.RecordBurst,
-		"limits.auth_failures_per_minute": l.AuthFailuresPerMinute, "limits.auth_failure_burst": l.AuthFailureBurst}
+		"limits.auth_failures_per_minute": l.AuthFailuresPerMinute, "limits.auth_failure_burst": l.AuthFailureBurst,
+		"limits.account_uploads": l.AccountUploads, "limits.refused_uploads_per_minute": l.RefusedUploadsPerMinute,
+		"limits.refused_upload_burst": l.RefusedUploadBurst}
 	for id, a := range l.Accounts {
 		p := "limits.accounts." + id + "."
 		rates[p+"requests_per_second"], rates[p+"request_burst"] = a.RequestsPerSecond, a.RequestBurst
@@ -188,6 +190,9 @@ func (l Limits) validate(add func(key, format string, args ...any)) {
 	}
 	if l.QueryWait < 0 {
 		add("limits.query_wait", "must not be negative")
+	}
+	if l.UploadWait < 0 {
+		add("limits.upload_wait", "must not be negative")
 	}
 }
 

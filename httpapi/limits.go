@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"math"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/ingest"
 )
 
 // limitRequests is the middleware of every authenticated API route but meter pushes (whose
@@ -84,4 +86,40 @@ func (s *Server) countRecordsLimited(c *gin.Context, err error) {
 // retryAfterSeconds is the Retry-After value of a wait: whole seconds, at least 1.
 func retryAfterSeconds(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
+}
+
+// refusedKey marks, in the request's gin context, an upload answered 200 of which no
+// record was stored: refused as a 400 would be.
+const refusedKey = "kwhouse.upload_refused"
+
+// admitUpload runs an upload's handler (meter records and readings, market prices, carbon
+// intensities) under one of its account's upload turns, taken before the body is read:
+// reading and decoding it is the work. An upload refused for its body is charged to the
+// account's refused uploads (docs/operations.md, "Limits").
+func (s *Server) admitUpload(c *gin.Context) {
+	account := scopeOf(c).AccountID
+	turn, err := s.deps.Limits.EnterUpload(c.Request.Context(), account)
+	if err != nil {
+		reason := "uploads"
+		if e := kwhouse.AsError(err); e != nil && e.Code == "too_many_refused_uploads" {
+			reason = "refused_uploads"
+		}
+		s.deps.Limits.Count(account, c.FullPath(), reason)
+		s.writeError(c, err)
+		return
+	}
+	defer func() {
+		status := c.Writer.Status()
+		refused := c.GetBool(refusedKey) || status == http.StatusBadRequest ||
+			status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity
+		turn.Done(context.WithoutCancel(c.Request.Context()), refused, !refused && status < 300)
+	}()
+	c.Next()
+}
+
+// markRefused marks an upload of which no record was stored (every one failed) as refused.
+func markRefused(c *gin.Context, b ingest.Batch, err error) {
+	if err == nil && b.RecordsAccepted == 0 && b.FailedRecordsCount > 0 {
+		c.Set(refusedKey, true)
+	}
 }

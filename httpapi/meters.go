@@ -27,6 +27,7 @@ func (s *Server) putInterval(c *gin.Context) (int, any, error) {
 	}
 	b, err := s.deps.Ingest.SubmitInterval(c.Request.Context(), scopeOf(c), body, format)
 	s.countRecordsLimited(c, err)
+	markRefused(c, b, err)
 	return http.StatusOK, b, err
 }
 
@@ -39,6 +40,7 @@ func (s *Server) streamInterval(c *gin.Context) (int, any, error) {
 	defer done()
 	b, err := s.deps.Ingest.SubmitIntervalStream(c.Request.Context(), scopeOf(c), r, s.deps.IngestStreamChunk)
 	s.countRecordsLimited(c, err)
+	markRefused(c, b, err)
 	return http.StatusOK, b, err
 }
 
@@ -55,6 +57,7 @@ func (s *Server) putCumulative(c *gin.Context) (int, any, error) {
 	}
 	b, err := s.deps.Ingest.SubmitCumulative(c.Request.Context(), scopeOf(c), in)
 	s.countRecordsLimited(c, err)
+	markRefused(c, b, err)
 	return http.StatusOK, b, err
 }
 

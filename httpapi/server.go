@@ -109,12 +109,14 @@ func (s *Server) routes() {
 
 	// Meter pushes are charged by records (in ingest), everything else by requests.
 	// Uploads have their own, larger body limits and ingest.body_timeout (uploadTime).
-	m := e.Group("/meters", s.authenticate, s.uploadTime)
-	m.PUT("/interval", s.wrap(s.putInterval))
-	m.PUT("/cumulative/epoch", s.wrap(s.putCumulative))
+	// Each upload holds one of its account's upload turns while it is read and stored
+	// (admitUpload).
+	m := e.Group("/meters", s.authenticate)
+	m.PUT("/interval", s.admitUpload, s.uploadTime, s.wrap(s.putInterval))
+	m.PUT("/cumulative/epoch", s.admitUpload, s.uploadTime, s.wrap(s.putCumulative))
 	m.GET("/batch", s.limitRequests, s.wrap(s.getBatch))
-	e.PUT("/markets/:id/prices", s.authenticate, s.limitRequests, s.uploadTime, s.wrap(s.putMarketPrices))
-	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.limitRequests, s.uploadTime, s.wrap(s.putCarbonIntensities))
+	e.PUT("/markets/:id/prices", s.authenticate, s.limitRequests, s.admitUpload, s.uploadTime, s.wrap(s.putMarketPrices))
+	e.PUT("/carbon/series/:id/intensities", s.authenticate, s.limitRequests, s.admitUpload, s.uploadTime, s.wrap(s.putCarbonIntensities))
 
 	// The customer's connect page: the token in the path is its credential.
 	page := e.Group("/connect/tariff/pages/:account/:mode/:token", s.pageScope, s.limitRequests, s.limitBody(s.deps.MaxBodyBytes))

@@ -1,8 +1,9 @@
 // Package limits keeps any one account from taking the service from the others: request
-// and record rates per account and mode, and failed authentications per source address,
-// shared by every kwhouse process through Redis (429 when spent; Redis down: let
-// through), and a bounded number of heavy queries per process and per account with a
-// short queue (503 when full).
+// and record rates per account and mode, failed authentications per source address and
+// refused uploads per account, shared by every kwhouse process through Redis (429 when
+// spent; Redis down: let through), a bounded number of heavy queries per process and per
+// account with a short queue (503 when full), and a bounded number of one account's
+// uploads per process (429 when its turns stay taken).
 package limits
 
 import (
@@ -33,6 +34,7 @@ type Limits struct {
 	byAcct  bool
 	failed  prometheus.Counter // rate checks that could not reach Redis (let through)
 	queries *admission
+	uploads *uploadGate
 	auth    authGate
 }
 
@@ -43,11 +45,11 @@ func New(cfg config.Limits, m config.Metrics, rates RateStore, log *slog.Logger,
 	if m.AccountLabels {
 		labels = append([]string{"account"}, labels...)
 	}
-	l := &Limits{cfg: cfg, rates: rates, log: log, queries: newAdmission(cfg), byAcct: m.AccountLabels,
+	l := &Limits{cfg: cfg, rates: rates, log: log, queries: newAdmission(cfg), uploads: newUploadGate(cfg), byAcct: m.AccountLabels,
 		auth: authGate{until: map[string]time.Time{}},
 		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kwhouse_requests_limited_total",
-			Help: "Requests refused to protect the service: reason rate_limit, records_limit and auth_failures (429), shed (503, the query queue was full).",
+			Help: "Requests refused to protect the service: reason rate_limit, records_limit, auth_failures, uploads and refused_uploads (429), shed (503, the query queue was full).",
 		}, labels),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kwhouse_rate_limit_errors_total", Help: "Rate checks that could not reach Redis; the request was let through.",
@@ -118,7 +120,7 @@ func (l *Limits) EnterQuery(ctx context.Context, account string) (release func()
 }
 
 // Count records a refused request of account on route: reason rate_limit, records_limit,
-// auth_failures (account "": not authenticated) or shed.
+// auth_failures (account "": not authenticated), uploads, refused_uploads or shed.
 func (l *Limits) Count(account, route, reason string) {
 	if l.byAcct {
 		l.limited.WithLabelValues(account, route, reason).Inc()

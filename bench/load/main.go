@@ -8,7 +8,8 @@
 // alone, and beside a hostile tenant that loops over slow bodies, a stalled reader,
 // 200 MiB gzip bodies, a 100 MB plain body, 3 M failing NDJSON lines and a 256 MiB line
 // (hostile.go). It prints both phases' ingest rate and cost p99 (target: within 20 %),
-// the process's peak RSS in each, and what each attack got.
+// the process's peak RSS in each, and what each attack got; -cpuprofile writes the
+// process's CPU profile over the phase beside the hostile tenant.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -32,6 +34,7 @@ type options struct {
 	solo, loaded                                              time.Duration
 	hostile                                                   time.Duration
 	normalCost, hostileFleet                                  int
+	cpuprofile                                                string
 }
 
 func main() {
@@ -46,6 +49,7 @@ func main() {
 	flag.DurationVar(&o.hostile, "hostile", 90*time.Second, "each of the normal tenants' phases without and beside the hostile tenant (0: skip)")
 	flag.IntVar(&o.normalCost, "normal-cost-clients", 2, "cost-query clients of the normal tenants beside the hostile one")
 	flag.IntVar(&o.hostileFleet, "hostile-fleet", 100, "priced locations of the hostile tenant (its stalled CSV answer: ≈ 38 KB each)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write the process's CPU profile over the phase beside the hostile tenant to this file")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatal(err)
@@ -91,7 +95,12 @@ func run(o options) error {
 		return fmt.Errorf("hostile tenant: %w", err)
 	}
 	quiet := normalPhase(base, fleet, dash, o, nil, 2)
+	stopProfile, err := profile(o.cpuprofile)
+	if err != nil {
+		return err
+	}
 	loud := normalPhase(base, fleet, dash, o, h, 3)
+	stopProfile()
 	for _, p := range []struct {
 		name string
 		r    phaseResult
@@ -261,6 +270,22 @@ func queryFor(base string, acc account, clients int, deadline time.Time) stats {
 	}
 	wg.Wait()
 	return out
+}
+
+// profile starts a CPU profile into path ("": none); the func ends it.
+func profile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func peakRSS() string {
