@@ -1,0 +1,141 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/charges"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+// Charges is a cost's bill: energy (the tariff value), standing and demand charges, tax
+// and their total, in major units (docs/costs.md, "Bill charges").
+type Charges struct {
+	Energy   Amount `json:"energy"`
+	Standing Amount `json:"standing"`
+	Demand   Amount `json:"demand"`
+	Tax      Amount `json:"tax"`
+	Total    Amount `json:"total"`
+}
+
+func chargesOf(t charges.Totals) *Charges {
+	return &Charges{Energy: Amount(t.Energy), Standing: Amount(t.Standing), Demand: Amount(t.Demand),
+		Tax: Amount(t.Tax), Total: Amount(t.Total)}
+}
+
+// demandLookback is how long before a month the readings straddling its start may begin.
+const demandLookback = 86400
+
+var demandReadingsStmt = chstore.Register("query.demand_readings", "cost_demand.sql: the readings of whole local months, for demand charges")
+
+// checkCharges refuses include_charges for a device: charges belong to a location's bill.
+func (r *CostRequest) checkCharges() error {
+	if r.IncludeCharges && kwhouse.ValidID(kwhouse.PrefixDevice, r.ObjectID) {
+		return kwhouse.Invalid("invalid_value", "include_charges", "include_charges needs a location id: charges belong to a location's bill")
+	}
+	return nil
+}
+
+// addCharges sets the charges of an interval answer (its items are out.Data, built from
+// rows; rows are local days, or records without aggregation).
+func (c *Pricer) addCharges(ctx context.Context, a costArgs, req CostRequest, rows []costRow, out *EnergyCost) error {
+	ts, err := c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction)
+	if err != nil {
+		return err
+	}
+	creq := charges.Request{Tariffs: ts, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
+		Energy: energyByTariff(rows, a.plan, a.direction)}
+	if req.Aggregation != AggregationNone {
+		for _, it := range out.Data {
+			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: it.StartTime.Time(), End: it.EndTime.Time()})
+		}
+	}
+	if creq.Readings, err = c.demandReadings(ctx, a, ts, req.Start, req.End); err != nil {
+		return err
+	}
+	top, each := charges.Compute(creq)
+	out.Charges = chargesOf(top)
+	for i := range each {
+		out.Data[i].Charges = chargesOf(each[i])
+	}
+	return nil
+}
+
+// energyByTariff is the energy money of rows by the tariff that prices it: each row's
+// commodity and non-commodity money goes to the tariff of that component at the row's
+// start (a local day's start for days), which taxes it.
+func energyByTariff(rows []costRow, plan tariffs.Plan, direction string) []charges.Energy {
+	com, non := tariffs.CompImportCommodity, tariffs.CompImportNonCommodity
+	if direction == tariffs.Export {
+		com = tariffs.CompExportCommodity
+	}
+	out := make([]charges.Energy, 0, 2*len(rows))
+	for _, r := range rows {
+		at := time.Unix(int64(r.Key), 0)
+		out = append(out, charges.Energy{At: at, TariffID: sourceAt(plan.Sources[com], int64(r.Key)), Money: r.MoneyCommodity},
+			charges.Energy{At: at, TariffID: sourceAt(plan.Sources[non], int64(r.Key)), Money: r.MoneyNonCommodity})
+	}
+	return out
+}
+
+// sourceAt is the id of the tariff that prices instant t among a component's sources
+// (sorted, not overlapping): the one covering t, else the nearest; "" without sources.
+func sourceAt(ss []tariffs.Source, t int64) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	for _, s := range ss {
+		if t < s.To {
+			return s.Tariff.ID
+		}
+	}
+	return ss[len(ss)-1].Tariff.ID
+}
+
+// demandReadings reads the readings of every local month that the window touches, in the
+// zone of each tariff with demand charges (none without such a tariff).
+func (c *Pricer) demandReadings(ctx context.Context, a costArgs, ts []charges.Tariff, from, to time.Time) ([]charges.Reading, error) {
+	var lo, hi time.Time
+	for _, t := range ts {
+		if len(t.Demand) == 0 {
+			continue
+		}
+		ms := charges.MonthsTouched(t.Zone, from, to)
+		if lo.IsZero() || ms[0].Start.Before(lo) {
+			lo = ms[0].Start
+		}
+		if end := ms[len(ms)-1].End; end.After(hi) {
+			hi = end
+		}
+	}
+	if lo.IsZero() {
+		return nil, nil
+	}
+	// Readings that start the day before the first month may reach into it (a longer one
+	// spreads too thin to set a peak).
+	a.w0, a.w1, a.session = lo.Unix()-demandLookback, hi.Unix(), ""
+	a.plan.Lookback = a.w0
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, "demand_readings", costShape{}); err != nil {
+		return nil, fmt.Errorf("render demand readings query: %w", err)
+	}
+	rows, err := c.db.Query(ctx, demandReadingsStmt.With(buf.String()), a.named()...)
+	if err != nil {
+		return nil, fmt.Errorf("demand readings: %w", err)
+	}
+	defer rows.Close()
+	var out []charges.Reading
+	for rows.Next() {
+		var rs, re uint32
+		var wh float64
+		if err := rows.Scan(&rs, &re, &wh); err != nil {
+			return nil, fmt.Errorf("scan demand reading: %w", err)
+		}
+		out = append(out, charges.Reading{Start: time.Unix(int64(rs), 0), End: time.Unix(int64(re), 0), Wh: wh})
+	}
+	return out, rows.Err()
+}
