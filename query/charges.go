@@ -65,21 +65,26 @@ func (c *Pricer) addCharges(ctx context.Context, a costArgs, req CostRequest, ro
 	return nil
 }
 
-// energyByTariff is the energy money of rows by the tariff that prices it: each row's
-// commodity and non-commodity money goes to the tariff of that component at the row's
-// start (a local day's start for days), which taxes it.
+// energyByTariff is the energy money of rows by the tariff that prices it (energyAt).
 func energyByTariff(rows []costRow, plan tariffs.Plan, direction string) []charges.Energy {
-	com, non := tariffs.CompImportCommodity, tariffs.CompImportNonCommodity
-	if direction == tariffs.Export {
-		com = tariffs.CompExportCommodity
-	}
 	out := make([]charges.Energy, 0, 2*len(rows))
 	for _, r := range rows {
-		at := time.Unix(int64(r.Key), 0)
-		out = append(out, charges.Energy{At: at, TariffID: sourceAt(plan.Sources[com], int64(r.Key)), Money: r.MoneyCommodity},
-			charges.Energy{At: at, TariffID: sourceAt(plan.Sources[non], int64(r.Key)), Money: r.MoneyNonCommodity})
+		out = append(out, energyAt(r.Key, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)...)
 	}
 	return out
+}
+
+// energyAt splits the money of a row starting at key (a local day's start for days, a
+// record's start for records) into its commodity and non-commodity parts, each charged
+// by the tariff of that component at key, which taxes it.
+func energyAt(key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
+	cc, nc := tariffs.CompImportCommodity, tariffs.CompImportNonCommodity
+	if direction == tariffs.Export {
+		cc = tariffs.CompExportCommodity
+	}
+	at := time.Unix(int64(key), 0)
+	return []charges.Energy{{At: at, TariffID: sourceAt(plan.Sources[cc], int64(key)), Money: com},
+		{At: at, TariffID: sourceAt(plan.Sources[nc], int64(key)), Money: non}}
 }
 
 // sourceAt is the id of the tariff that prices instant t among a component's sources

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/charges"
 )
 
 // Fleet request values (docs/costs.md, "POST /costs/fleet").
@@ -49,6 +50,8 @@ type FleetRequest struct {
 	LimitSet      bool // limit was given: 0 is then refused, not taken for the default
 	StartingAfter string
 	All           bool // every row in one answer (CSV): no paging
+	// IncludeCharges adds each row's bill (fleet_charges.go); location and customer groups.
+	IncludeCharges bool
 }
 
 // FleetCost is the fleet_cost response.
@@ -79,6 +82,7 @@ type FleetRow struct {
 	CurrencyCode string             `json:"currency_code"`
 	Energy       EnergyValue        `json:"energy"`
 	Tariff       TariffValue        `json:"tariff"`
+	Charges      *Charges           `json:"charges,omitempty"` // with include_charges
 	key          fleetKey
 	wh, money    float64 // unrounded, for ordering and sums
 }
@@ -135,6 +139,7 @@ func (r *FleetRequest) Validate() error {
 		p.AddErr(err)
 	}
 	checkWindow(&p, r.Start, r.End, MaxCostWindow, "400 days")
+	p.AddErr(r.checkFleetCharges())
 	return p.Err()
 }
 
@@ -180,11 +185,22 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 	if err := c.tariffs.EnsureFleetRates(ctx, scope, plans); err != nil {
 		return FleetCost{}, err
 	}
-	sums, err := c.fleetSums(ctx, scope, req, locs, plans)
+	var sums []fleetSum
+	var bills map[fleetKey]charges.Totals
+	if req.IncludeCharges {
+		sums, bills, err = c.fleetCharges(ctx, scope, req, locs, plans)
+	} else {
+		sums, err = c.fleetSums(ctx, scope, req, locs, plans)
+	}
 	if err != nil {
 		return FleetCost{}, err
 	}
 	rows, skipped := fleetRows(req, sums, locs, plans)
+	if bills != nil {
+		for i := range rows {
+			rows[i].Charges = chargesOf(bills[rows[i].key])
+		}
+	}
 	out.Skipped.Count = len(skipped)
 	out.Skipped.Data = skipped[:min(len(skipped), maxFleetSkipped)]
 	sortFleet(rows, req.Order)
