@@ -91,9 +91,9 @@ func TestBillDemandChargeOnPeakAndAllHours(t *testing.T) {
 			"hours": []any{map[string]any{"valid_from": "12:00:00", "valid_to": "18:00:00"}}}}},
 		map[string]any{"rate_per_kw": 4, "interval_minutes": 60}}})
 	e.reads(reading("2024-06-04T18:00:00Z", "2024-06-04T19:00:00Z", 9000), // Tue 14:00: 9 kW on peak
-		reading("2024-06-08T07:00:00Z", "2024-06-08T07:15:00Z", 5000), // Sat 03:00: 20 kW, off peak; 5 kW in its hour
+		reading("2024-06-08T07:00:00Z", "2024-06-08T07:15:00Z", 5000),  // Sat 03:00: 20 kW, off peak; 5 kW in its hour
 		reading("2024-06-04T00:00:00Z", "2024-06-04T01:00:00Z", 14000), // Mon 3rd 20:00: 14 kW, off peak
-		reading("2024-06-05T16:00:00Z", "2024-06-05T16:30:00Z", 3000), // Wed 12:00: 6 kW a quarter
+		reading("2024-06-05T16:00:00Z", "2024-06-05T16:30:00Z", 3000),  // Wed 12:00: 6 kW a quarter
 		// Thu 13:50–14:20 straddles three quarters: 14:00–14:15 holds 15 of its 30 minutes,
 		// 3 kWh = 12 kW, the on-peak peak.
 		reading("2024-06-06T17:50:00Z", "2024-06-06T18:20:00Z", 6000),
