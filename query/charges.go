@@ -40,22 +40,45 @@ func (r *CostRequest) checkCharges() error {
 	return nil
 }
 
-// addCharges sets the charges of an interval answer (its items are out.Data, built from
-// rows; rows are local days, or records without aggregation).
-func (c *Pricer) addCharges(ctx context.Context, a costArgs, req CostRequest, rows []costRow, out *EnergyCost) error {
-	ts, err := c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction)
-	if err != nil {
-		return err
+// pendingCharges are a location's charging tariffs and demand readings, read while its
+// cost query runs.
+type pendingCharges struct {
+	done     chan struct{}
+	tariffs  []charges.Tariff
+	readings []charges.Reading
+	err      error
+}
+
+// startCharges starts reading what the charges of an interval answer need (nil when
+// charges are not asked for). A caller that returns before add leaves the reads to end
+// with its context.
+func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) *pendingCharges {
+	if !req.IncludeCharges {
+		return nil
 	}
-	creq := charges.Request{Tariffs: ts, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Energy: energyByTariff(rows, a.plan, a.direction)}
+	p := &pendingCharges{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		if p.tariffs, p.err = c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction); p.err == nil {
+			p.readings, p.err = c.demandReadings(ctx, a, p.tariffs, req.Start, req.End)
+		}
+	}()
+	return p
+}
+
+// add sets the charges of an interval answer (its items are out.Data, built from rows;
+// rows are local days, or records without aggregation).
+func (p *pendingCharges) add(a costArgs, req CostRequest, rows []costRow, out *EnergyCost) error {
+	<-p.done
+	if p.err != nil {
+		return p.err
+	}
+	creq := charges.Request{Tariffs: p.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
+		Energy: energyByTariff(rows, a.plan, a.direction), Readings: p.readings}
 	if req.Aggregation != AggregationNone {
 		for _, it := range out.Data {
 			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: it.StartTime.Time(), End: it.EndTime.Time()})
 		}
-	}
-	if creq.Readings, err = c.demandReadings(ctx, a, ts, req.Start, req.End); err != nil {
-		return err
 	}
 	top, each := charges.Compute(creq)
 	out.Charges = chargesOf(top)

@@ -33,8 +33,27 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	plans map[string]tariffs.Plan) ([]fleetSum, map[fleetKey]charges.Totals, error) {
 	daily := req
 	daily.Aggregation = AggregationDay
-	days, err := c.fleetSums(ctx, scope, daily, locs, plans)
-	if err != nil {
+	all := make([]string, 0, len(locs))
+	for id := range locs {
+		all = append(all, id)
+	}
+	// The days are priced while the charging tariffs and demand readings are read.
+	var days []fleetSum
+	var ts map[string][]charges.Tariff
+	var readings map[string][]charges.Reading
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		days, err = c.fleetSums(gctx, scope, daily, locs, plans)
+		return err
+	})
+	g.Go(func() (err error) {
+		if ts, err = c.tariffs.FleetChargesOf(gctx, scope, all, req.Direction); err != nil {
+			return err
+		}
+		readings, err = c.fleetDemandReadings(gctx, scope, req, locs, plans, ts)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
 	byLoc := map[string][]fleetSum{}
@@ -46,14 +65,6 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	ts, err := c.tariffs.FleetChargesOf(ctx, scope, ids, req.Direction)
-	if err != nil {
-		return nil, nil, err
-	}
-	readings, err := c.fleetDemandReadings(ctx, scope, req, locs, plans, ts)
-	if err != nil {
-		return nil, nil, err
-	}
 	var sums []fleetSum
 	bills := map[fleetKey]charges.Totals{}
 	for _, id := range ids {

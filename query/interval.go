@@ -216,6 +216,7 @@ func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	if args.plan, err = c.tariffs.Plan(ctx, scope, args.location, args.w0, args.w1); err != nil {
 		return EnergyCost{}, err
 	}
+	bill := c.startCharges(ctx, args, req) // its reads run beside the cost query
 	rows, err := c.intervalRows(ctx, args, req)
 	if err != nil {
 		return EnergyCost{}, err
@@ -231,7 +232,7 @@ func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	out.Data = items(rows, req, zone)
 	out.total(rows, req.CostFlags)
 	if req.IncludeCharges {
-		if err := c.addCharges(ctx, args, req, rows, &out); err != nil {
+		if err := bill.add(args, req, rows, &out); err != nil {
 			return EnergyCost{}, err
 		}
 	}
