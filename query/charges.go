@@ -59,9 +59,13 @@ func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) 
 	p := &pendingCharges{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		if p.tariffs, p.err = c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction); p.err == nil {
-			p.readings, p.err = c.demandReadings(ctx, a, p.tariffs, req.Start, req.End)
+		if p.tariffs, p.err = c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction); p.err != nil {
+			return
 		}
+		lo, hi := demandWindow(p.tariffs, req.Start, req.End)
+		var byLoc map[string][]charges.Reading
+		byLoc, p.err = c.demandReadings(ctx, a.scope, []string{a.location}, a.direction, lo, hi)
+		p.readings = byLoc[a.location]
 	}()
 	return p
 }
@@ -124,10 +128,9 @@ func sourceAt(ss []tariffs.Source, t int64) string {
 	return ss[len(ss)-1].Tariff.ID
 }
 
-// demandReadings reads the readings of every local month that the window touches, in the
-// zone of each tariff with demand charges (none without such a tariff).
-func (c *Pricer) demandReadings(ctx context.Context, a costArgs, ts []charges.Tariff, from, to time.Time) ([]charges.Reading, error) {
-	var lo, hi time.Time
+// demandWindow is the span of the local months that [from, to) touches, in the zone of
+// each tariff with demand charges, less demandLookback; zero when none has any.
+func demandWindow(ts []charges.Tariff, from, to time.Time) (lo, hi time.Time) {
 	for _, t := range ts {
 		if len(t.Demand) == 0 {
 			continue
@@ -141,29 +144,39 @@ func (c *Pricer) demandReadings(ctx context.Context, a costArgs, ts []charges.Ta
 		}
 	}
 	if lo.IsZero() {
-		return nil, nil
+		return lo, hi
 	}
 	// Readings that start the day before the first month may reach into it (a longer one
 	// spreads too thin to set a peak).
-	a.w0, a.w1, a.session = lo.Unix()-demandLookback, hi.Unix(), ""
-	a.plan.Lookback = a.w0
+	return lo.Add(-demandLookback), hi
+}
+
+// demandReadings reads the readings of locs (location level, direction dir) starting in
+// [lo, hi), by location.
+func (c *Pricer) demandReadings(ctx context.Context, scope kwhouse.Scope, locs []string, dir string, lo, hi time.Time) (map[string][]charges.Reading, error) {
+	out := map[string][]charges.Reading{}
+	if len(locs) == 0 || lo.IsZero() {
+		return out, nil
+	}
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, "demand_readings", costShape{}); err != nil {
+	if err := templates.ExecuteTemplate(&buf, "demand_readings", nil); err != nil {
 		return nil, fmt.Errorf("render demand readings query: %w", err)
 	}
-	rows, err := c.db.Query(ctx, demandReadingsStmt.With(buf.String()), a.named()...)
+	rows, err := c.db.Query(ctx, demandReadingsStmt.With(buf.String()),
+		chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("locs", chstore.Set(locs)),
+		chstore.Named("dir", dir), chstore.Named("w0", uint32(lo.Unix())), chstore.Named("w1", uint32(hi.Unix())))
 	if err != nil {
 		return nil, fmt.Errorf("demand readings: %w", err)
 	}
 	defer rows.Close()
-	var out []charges.Reading
 	for rows.Next() {
+		var loc string
 		var rs, re uint32
 		var wh float64
-		if err := rows.Scan(&rs, &re, &wh); err != nil {
+		if err := rows.Scan(&loc, &rs, &re, &wh); err != nil {
 			return nil, fmt.Errorf("scan demand reading: %w", err)
 		}
-		out = append(out, charges.Reading{Start: time.Unix(int64(rs), 0), End: time.Unix(int64(re), 0), Wh: wh})
+		out[loc] = append(out[loc], charges.Reading{Start: time.Unix(int64(rs), 0), End: time.Unix(int64(re), 0), Wh: wh})
 	}
 	return out, rows.Err()
 }

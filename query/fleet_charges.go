@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -27,8 +28,9 @@ func (r *FleetRequest) checkFleetCharges() error {
 // days into the request's buckets, and computes each location's charges over them: the
 // sums, and the charges by row key (group, date, currency). A tariff changing inside a
 // month taxes each day's energy by the tariff of that day, as POST /costs/interval does.
-// Demand charges are measured per request from each location's readings of the whole
-// months (demandReadings), so a reading that raises a month's peak counts at once.
+// Demand charges are measured per request from the locations' readings of the whole
+// months (demand_readings, demandChunk locations a query), so a reading that raises a
+// month's peak counts at once.
 func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]fleetSum, map[fleetKey]charges.Totals, error) {
 	daily := req
@@ -37,20 +39,16 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	for id := range locs {
 		all = append(all, id)
 	}
-	// The days are priced while the charging tariffs and demand readings are read.
+	// The days are priced while the charging tariffs are read.
 	var days []fleetSum
 	var ts map[string][]charges.Tariff
-	var readings map[string][]charges.Reading
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		days, err = c.fleetSums(gctx, scope, daily, locs, plans)
 		return err
 	})
 	g.Go(func() (err error) {
-		if ts, err = c.tariffs.FleetChargesOf(gctx, scope, all, req.Direction); err != nil {
-			return err
-		}
-		readings, err = c.fleetDemandReadings(gctx, scope, req, locs, plans, ts)
+		ts, err = c.tariffs.FleetChargesOf(gctx, scope, all, req.Direction)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -65,25 +63,93 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	var sums []fleetSum
-	bills := map[fleetKey]charges.Totals{}
-	for _, id := range ids {
-		rolled, err := c.locationBill(req, locs[id], plans[id], ts[id], readings[id], byLoc[id], bills)
-		if err != nil {
-			return nil, nil, err
-		}
-		sums = append(sums, rolled...)
+	f := fleetBill{req: req, locs: locs, plans: plans, ts: ts, days: byLoc, bills: map[fleetKey]charges.Totals{},
+		rolled: map[string][]fleetSum{}}
+	if err := c.billChunks(ctx, scope, &f, ids); err != nil {
+		return nil, nil, err
 	}
-	return sums, bills, nil
+	var sums []fleetSum
+	for _, id := range ids {
+		sums = append(sums, f.rolled[id]...)
+	}
+	return sums, f.bills, nil
 }
 
-// locationBill sums a location's days into the request's buckets and adds their charges
-// to bills under each row's key.
-func (c *Pricer) locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
-	readings []charges.Reading, days []fleetSum, bills map[fleetKey]charges.Totals) ([]fleetSum, error) {
+// demandChunk bounds the locations whose months of readings one query reads and Go holds
+// at once (a location's year of half-hourly readings is about 1 MB in Go).
+const demandChunk = 100
+
+// fleetBill collects the bills of a fleet's locations.
+type fleetBill struct {
+	req    FleetRequest
+	locs   map[string]catalog.Location
+	plans  map[string]tariffs.Plan
+	ts     map[string][]charges.Tariff
+	days   map[string][]fleetSum
+	mu     sync.Mutex
+	bills  map[fleetKey]charges.Totals
+	rolled map[string][]fleetSum
+}
+
+// billChunks bills ids demandChunk at a time, fleetParallel chunks at once: each chunk's
+// demand readings in one query, then each location's bill.
+func (c *Pricer) billChunks(ctx context.Context, scope kwhouse.Scope, f *fleetBill, ids []string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fleetParallel)
+	for from := 0; from < len(ids); from += demandChunk {
+		chunk := ids[from:min(from+demandChunk, len(ids))]
+		g.Go(func() error {
+			var demand []string
+			var lo, hi time.Time
+			for _, id := range chunk {
+				if l, h := demandWindow(f.ts[id], f.req.Start, f.req.End); !l.IsZero() {
+					demand = append(demand, id)
+					if lo.IsZero() || l.Before(lo) {
+						lo = l
+					}
+					if h.After(hi) {
+						hi = h
+					}
+				}
+			}
+			readings, err := c.demandReadings(gctx, scope, demand, f.req.Direction, lo, hi)
+			if err != nil {
+				return err
+			}
+			for _, id := range chunk {
+				if err := f.add(id, readings[id]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// add bills location id from its days and demand readings.
+func (f *fleetBill) add(id string, readings []charges.Reading) error {
+	loc := f.locs[id]
+	rolled, bills, err := locationBill(f.req, loc, f.plans[id], f.ts[id], readings, f.days[id])
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rolled[id] = rolled
+	for k, t := range bills {
+		f.bills[k] = addTotals(f.bills[k], t)
+	}
+	return nil
+}
+
+// locationBill sums a location's days into the request's buckets and returns them with
+// their charges under each row's key.
+func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
+	readings []charges.Reading, days []fleetSum) ([]fleetSum, map[fleetKey]charges.Totals, error) {
 	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
-		return nil, fmt.Errorf("zone of %s: %w", loc.ID, err)
+		return nil, nil, fmt.Errorf("zone of %s: %w", loc.ID, err)
 	}
 	rolled := rollUp(req.Aggregation, days, zone)
 	sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
@@ -105,6 +171,7 @@ func (c *Pricer) locationBill(req FleetRequest, loc catalog.Location, plan tarif
 	if req.GroupBy == GroupCustomer {
 		group = loc.CustomerID
 	}
+	bills := make(map[fleetKey]charges.Totals, len(rolled))
 	for i := range rolled {
 		t := top
 		if req.Aggregation != FleetAggregationNone {
@@ -113,43 +180,10 @@ func (c *Pricer) locationBill(req FleetRequest, loc catalog.Location, plan tarif
 		k := fleetKey{group: group, date: dates[i], currency: loc.CurrencyCode}
 		bills[k] = addTotals(bills[k], t)
 	}
-	return rolled, nil
+	return rolled, bills, nil
 }
 
 func addTotals(a, b charges.Totals) charges.Totals {
 	return charges.Totals{Energy: a.Energy + b.Energy, Standing: a.Standing + b.Standing, Demand: a.Demand + b.Demand,
 		Tax: a.Tax + b.Tax, Total: a.Total + b.Total}
-}
-
-// fleetDemandReadings reads the whole months' readings of each location whose tariffs
-// have demand charges, one location's query at a time per fleetParallel.
-func (c *Pricer) fleetDemandReadings(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
-	plans map[string]tariffs.Plan, ts map[string][]charges.Tariff) (map[string][]charges.Reading, error) {
-	out := map[string][]charges.Reading{}
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(fleetParallel)
-	for id, list := range ts {
-		if !hasDemand(list) {
-			continue
-		}
-		a := costArgs{scope: scope, location: id, direction: req.Direction, plan: plans[id], zone: locs[id].Timezone}
-		g.Go(func() error {
-			rs, err := c.demandReadings(gctx, a, list, req.Start, req.End)
-			mu.Lock()
-			out[id] = rs
-			mu.Unlock()
-			return err
-		})
-	}
-	return out, g.Wait()
-}
-
-func hasDemand(ts []charges.Tariff) bool {
-	for _, t := range ts {
-		if len(t.Demand) > 0 {
-			return true
-		}
-	}
-	return false
 }

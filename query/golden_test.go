@@ -39,7 +39,7 @@ var goldenShapes = []struct {
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2, Present: true}, {N: 3}}}},
 	{"bucket_states.sql", "bucket_states", nil},
 	{"carbon_records.sql", "carbon_records", costShape{}},
-	{"demand_readings.sql", "demand_readings", costShape{}},
+	{"demand_readings.sql", "demand_readings", nil},
 	{"plan_segments_market.sql", "plan_segments", costShape{Markets: true}},
 }
 
