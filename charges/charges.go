@@ -82,10 +82,12 @@ func Compute(req Request) (Totals, []Totals) {
 			continue
 		}
 		for _, m := range monthsOf(t, req.From, req.To) {
-			charge := monthDemand(t, m, req.Readings)
-			at := maxTime(m.Start, t.From)
 			whole := !m.Start.Before(req.From) && !m.End.After(req.To)
-			b.add(at, t.ID, Totals{Demand: charge}, whole, req.MonthBuckets)
+			if !whole && !req.MonthBuckets {
+				continue // counted nowhere
+			}
+			charge := monthDemand(t, m, req.Readings)
+			b.add(maxTime(m.Start, t.From), t.ID, Totals{Demand: charge}, whole, req.MonthBuckets)
 		}
 	}
 	return b.finish()

@@ -62,7 +62,7 @@ func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) 
 		if p.tariffs, p.err = c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction); p.err != nil {
 			return
 		}
-		lo, hi := demandWindow(p.tariffs, req.Start, req.End)
+		lo, hi := demandWindow(p.tariffs, req.Start, req.End, req.Aggregation == AggregationMonth)
 		var byLoc map[string][]charges.Reading
 		byLoc, p.err = c.demandReadings(ctx, a.scope, []string{a.location}, a.direction, lo, hi)
 		p.readings = byLoc[a.location]
@@ -128,14 +128,18 @@ func sourceAt(ss []tariffs.Source, t int64) string {
 	return ss[len(ss)-1].Tariff.ID
 }
 
-// demandWindow is the span of the local months that [from, to) touches, in the zone of
-// each tariff with demand charges, less demandLookback; zero when none has any.
-func demandWindow(ts []charges.Tariff, from, to time.Time) (lo, hi time.Time) {
+// demandWindow is the span of the local months whose demand charges an answer over
+// [from, to) shows (charges.MonthsNeeded), in the zone of each tariff with demand
+// charges, less demandLookback; zero when there is none.
+func demandWindow(ts []charges.Tariff, from, to time.Time, monthBuckets bool) (lo, hi time.Time) {
 	for _, t := range ts {
 		if len(t.Demand) == 0 {
 			continue
 		}
-		ms := charges.MonthsTouched(t.Zone, from, to)
+		ms := charges.MonthsNeeded(t.Zone, from, to, monthBuckets)
+		if len(ms) == 0 {
+			continue
+		}
 		if lo.IsZero() || ms[0].Start.Before(lo) {
 			lo = ms[0].Start
 		}

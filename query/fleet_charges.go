@@ -102,7 +102,7 @@ func (c *Pricer) billChunks(ctx context.Context, scope kwhouse.Scope, f *fleetBi
 			var demand []string
 			var lo, hi time.Time
 			for _, id := range chunk {
-				if l, h := demandWindow(f.ts[id], f.req.Start, f.req.End); !l.IsZero() {
+				if l, h := demandWindow(f.ts[id], f.req.Start, f.req.End, f.req.Aggregation == AggregationMonth); !l.IsZero() {
 					demand = append(demand, id)
 					if lo.IsZero() || l.Before(lo) {
 						lo = l
