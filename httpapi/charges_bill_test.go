@@ -90,6 +90,8 @@ func TestBillDemandChargeOnPeakAndAllHours(t *testing.T) {
 		map[string]any{"rate_per_kw": 15, "days_and_hours": []any{map[string]any{"days": []string{"Weekday"},
 			"hours": []any{map[string]any{"valid_from": "12:00:00", "valid_to": "18:00:00"}}}}},
 		map[string]any{"rate_per_kw": 4, "interval_minutes": 60}}})
+	// A first version of the 17th's reading (40 kW), replaced below: only the latest counts.
+	e.reads(reading("2024-06-18T00:00:00Z", "2024-06-18T01:00:00Z", 40000))
 	e.reads(reading("2024-06-04T18:00:00Z", "2024-06-04T19:00:00Z", 9000), // Tue 14:00: 9 kW on peak
 		reading("2024-06-08T07:00:00Z", "2024-06-08T07:15:00Z", 5000),  // Sat 03:00: 20 kW, off peak; 5 kW in its hour
 		reading("2024-06-04T00:00:00Z", "2024-06-04T01:00:00Z", 14000), // Mon 3rd 20:00: 14 kW, off peak

@@ -174,13 +174,46 @@ func (c *Pricer) demandReadings(ctx context.Context, scope kwhouse.Scope, locs [
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var loc string
-		var rs, re uint32
-		var wh float64
-		if err := rows.Scan(&loc, &rs, &re, &wh); err != nil {
-			return nil, fmt.Errorf("scan demand reading: %w", err)
+		var v storedVersions
+		if err := rows.Scan(&v.loc, &v.tr, &v.rs, &v.re, &v.wh, &v.ver); err != nil {
+			return nil, fmt.Errorf("scan demand readings: %w", err)
 		}
-		out[loc] = append(out[loc], charges.Reading{Start: time.Unix(int64(rs), 0), End: time.Unix(int64(re), 0), Wh: wh})
+		out[v.loc] = v.latest()
 	}
 	return out, rows.Err()
+}
+
+// storedVersions are every stored version of one location's readings, as arrays.
+type storedVersions struct {
+	loc    string
+	tr     []uint8
+	rs, re []uint32
+	wh     []float64
+	ver    []uint64
+}
+
+// latest keeps the latest version of each reading: of the rows with the same key
+// (tariff_rate, start, end), the one with the highest version (cost_records.sql reads
+// them with argMax the same way).
+func (v storedVersions) latest() []charges.Reading {
+	type key struct {
+		tr     uint8
+		rs, re uint32
+	}
+	at := make(map[key]int, len(v.rs))
+	out := make([]charges.Reading, 0, len(v.rs))
+	vers := make([]uint64, 0, len(v.rs))
+	for i := range v.rs {
+		k := key{v.tr[i], v.rs[i], v.re[i]}
+		r := charges.Reading{Start: time.Unix(int64(v.rs[i]), 0), End: time.Unix(int64(v.re[i]), 0), Wh: v.wh[i]}
+		if j, ok := at[k]; ok {
+			if v.ver[i] > vers[j] {
+				out[j], vers[j] = r, v.ver[i]
+			}
+			continue
+		}
+		at[k] = len(out)
+		out, vers = append(out, r), append(vers, v.ver[i])
+	}
+	return out
 }
