@@ -302,7 +302,7 @@ func costSteps(r *run) {
 		r.call(fmt.Sprintf("fleet %v", extra), "POST", "/costs/fleet", body)
 	}
 	r.call("fleet charges", "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-05-01T00:00:00Z",
-		"aggregation": "MONTH", "include_charges": true})
+		"aggregation": "MONTH", "include_charges": true, "location_ids": []string{"{loc}"}}) // one location: rows ascend by random ids
 	r.call("fleet market", "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-10T00:00:00Z", "end_time": "2024-03-12T00:00:00Z",
 		"aggregation": "DAY", "location_ids": []string{"{ny}"}})
 	r.call("session", "POST", "/costs/session/S1", nil)
