@@ -188,7 +188,9 @@ func tariffSteps(r *run) {
 					map[string]any{"fixed": 0.30, "to_kwh": 5}, map[string]any{"fixed": 0.25}}},
 			}}}}}}))
 	r.call("nc", "POST", "/tariffs/elements", with(map[string]any{"location_id": "{loc}", "direction": "IMPORT", "type": "NON_COMMODITY",
-		"schedule": schedule(map[string]any{"fixed": 0.05}, map[string]any{"fixed": 0.07})}))
+		"schedule": schedule(map[string]any{"fixed": 0.05}, map[string]any{"fixed": 0.07}),
+		// The bill's charges: include_charges reads the months' readings (cost_demand.sql).
+		"standing_charge": 0.4, "tax_percentage": 5, "demand_charges": []any{map[string]any{"rate_per_kw": 3.5, "minimum_kw": 2.5}}}))
 	r.call("exp", "POST", "/tariffs/elements", with(map[string]any{"location_id": "{loc}", "direction": "EXPORT", "type": "COMMODITY",
 		"schedule": schedule(map[string]any{"fixed": 0.04}, map[string]any{"fixed": 0.15})}))
 	r.call("overlap!", "POST", "/tariffs/elements", with(map[string]any{"location_id": "{loc}", "direction": "EXPORT", "type": "COMMODITY",
@@ -280,6 +282,7 @@ func costSteps(r *run) {
 	r.call("cost carbon", "POST", "/costs/interval/{loc}?include_carbon=true", window)
 	r.call("cost carbon day", "POST", "/costs/interval/{loc}?aggregation=DAY&include_carbon=true", window)
 	r.call("cost month", "POST", "/costs/interval/{loc}?aggregation=MONTH", map[string]any{"start_time": "2024-01-01T00:00:00Z", "end_time": "2024-07-01T00:00:00Z"})
+	r.call("cost charges", "POST", "/costs/interval/{loc}?aggregation=MONTH&include_charges=true", map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-05-01T00:00:00Z"})
 	r.call("cost export", "POST", "/costs/interval/{loc}?direction=EXPORT&aggregation=DAY", window)
 	r.call("cost device", "POST", "/costs/interval/{dev2}?direction=EXPORT&aggregation=DAY", window)
 	r.call("cost charger", "POST", "/costs/interval/{dev}?aggregation=DAY", window)
@@ -298,6 +301,8 @@ func costSteps(r *run) {
 		}
 		r.call(fmt.Sprintf("fleet %v", extra), "POST", "/costs/fleet", body)
 	}
+	r.call("fleet charges", "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-05-01T00:00:00Z",
+		"aggregation": "MONTH", "include_charges": true, "location_ids": []string{"{loc}"}}) // one location: rows ascend by random ids
 	r.call("fleet market", "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-10T00:00:00Z", "end_time": "2024-03-12T00:00:00Z",
 		"aggregation": "DAY", "location_ids": []string{"{ny}"}})
 	r.call("session", "POST", "/costs/session/S1", nil)

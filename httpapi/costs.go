@@ -33,7 +33,8 @@ func (s *Server) costInterval(c *gin.Context) (int, any, error) {
 // costRequest reads the query parameters and the window of a cost request.
 func costRequest(c *gin.Context) (query.CostRequest, error) {
 	req := query.CostRequest{Direction: c.Query("direction"), Aggregation: c.Query("aggregation")}
-	if err := boolParams(c, map[string]*bool{"include_tariff": &req.IncludeTariff, "include_carbon": &req.IncludeCarbon}); err != nil {
+	if err := boolParams(c, map[string]*bool{"include_tariff": &req.IncludeTariff, "include_carbon": &req.IncludeCarbon,
+		"include_charges": &req.IncludeCharges}); err != nil {
 		return req, err
 	}
 	var w costWindow

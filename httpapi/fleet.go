@@ -16,22 +16,23 @@ import (
 
 // fleetBody is the body of POST /costs/fleet (docs/costs.md, "POST /costs/fleet").
 type fleetBody struct {
-	StartTime     *time.Time `json:"start_time"`
-	EndTime       *time.Time `json:"end_time"`
-	Direction     string     `json:"direction"`
-	Aggregation   string     `json:"aggregation"`
-	GroupBy       string     `json:"group_by"`
-	CustomerID    string     `json:"customer_id"`
-	LocationIDs   *[]string  `json:"location_ids"`
-	Order         string     `json:"order"`
-	Limit         *int       `json:"limit"`
-	StartingAfter string     `json:"starting_after"`
+	StartTime      *time.Time `json:"start_time"`
+	EndTime        *time.Time `json:"end_time"`
+	Direction      string     `json:"direction"`
+	Aggregation    string     `json:"aggregation"`
+	GroupBy        string     `json:"group_by"`
+	CustomerID     string     `json:"customer_id"`
+	LocationIDs    *[]string  `json:"location_ids"`
+	Order          string     `json:"order"`
+	Limit          *int       `json:"limit"`
+	StartingAfter  string     `json:"starting_after"`
+	IncludeCharges bool       `json:"include_charges"`
 }
 
 // request is the body as a fleet request; csv asks for every row.
 func (b fleetBody) request(csv bool) (query.FleetRequest, error) {
 	req := query.FleetRequest{Direction: b.Direction, Aggregation: b.Aggregation, GroupBy: b.GroupBy, CustomerID: b.CustomerID,
-		Order: b.Order, StartingAfter: b.StartingAfter, All: csv}
+		Order: b.Order, StartingAfter: b.StartingAfter, All: csv, IncludeCharges: b.IncludeCharges}
 	if b.Limit != nil {
 		req.Limit, req.LimitSet = *b.Limit, true
 	}
@@ -71,7 +72,7 @@ func (s *Server) costFleet(c *gin.Context) {
 	}
 	// The whole CSV is made before anything is sent: a row that cannot be written is a
 	// 500 with the error body, not a 200 cut short.
-	b, err := fleetCSV(out)
+	b, err := fleetCSV(out, req.IncludeCharges)
 	if err != nil {
 		s.writeError(c, fmt.Errorf("encode fleet CSV: %w", err))
 		return
@@ -79,16 +80,23 @@ func (s *Server) costFleet(c *gin.Context) {
 	c.Data(http.StatusOK, "text/csv; charset=utf-8", b)
 }
 
-// fleetCSV is the CSV form of a fleet answer.
-func fleetCSV(out query.FleetCost) ([]byte, error) {
+// fleetCSV is the CSV form of a fleet answer; withCharges adds the charges_* columns.
+func fleetCSV(out query.FleetCost, withCharges bool) ([]byte, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	if err := w.Write([]string{out.GroupBy + "_id", "date", "start_time", "end_time", "currency_code", "energy_value",
-		"energy_value_exact", "tariff_value", "tariff_confidence"}); err != nil {
+	header := []string{out.GroupBy + "_id", "date", "start_time", "end_time", "currency_code", "energy_value",
+		"energy_value_exact", "tariff_value", "tariff_confidence"}
+	if withCharges {
+		header = append(header, "charges_energy", "charges_standing", "charges_demand", "charges_tax", "charges_total")
+	}
+	if err := w.Write(header); err != nil {
 		return nil, err
 	}
 	for _, r := range out.Data {
 		row, err := csvRow(r)
+		if err == nil && withCharges {
+			row, err = csvCharges(row, r)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -98,6 +106,22 @@ func fleetCSV(out query.FleetCost) ([]byte, error) {
 	}
 	w.Flush()
 	return buf.Bytes(), w.Error()
+}
+
+// csvCharges appends a row's charges to its CSV fields, each number as its JSON is.
+func csvCharges(fields []string, r query.FleetRow) ([]string, error) {
+	ch := r.Charges
+	if ch == nil {
+		ch = &query.Charges{}
+	}
+	for _, a := range []query.Amount{ch.Energy, ch.Standing, ch.Demand, ch.Tax, ch.Total} {
+		b, err := a.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("charges of %s: %w", fields[0], err)
+		}
+		fields = append(fields, string(b))
+	}
+	return fields, nil
 }
 
 // csvRow is one fleet row as CSV fields (empty where the row has no such field), each

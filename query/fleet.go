@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/charges"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -51,6 +52,8 @@ type FleetRequest struct {
 	StartingAfter string
 	All           bool // every row in one answer (CSV): no paging
 	one           oneScope
+	// IncludeCharges adds each row's bill (fleet_charges.go); location and customer groups.
+	IncludeCharges bool
 }
 
 // FleetCost is the fleet_cost response.
@@ -81,6 +84,7 @@ type FleetRow struct {
 	CurrencyCode string             `json:"currency_code"`
 	Energy       EnergyValue        `json:"energy"`
 	Tariff       TariffValue        `json:"tariff"`
+	Charges      *Charges           `json:"charges,omitempty"` // with include_charges
 	key          fleetKey
 	wh, money    float64 // unrounded, for ordering and sums
 }
@@ -137,6 +141,7 @@ func (r *FleetRequest) Validate() error {
 		p.AddErr(err)
 	}
 	checkWindow(&p, r.Start, r.End, MaxCostWindow, "400 days")
+	p.AddErr(r.checkFleetCharges())
 	return p.Err()
 }
 
@@ -196,14 +201,26 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 // skipped: a page by id from the locations it needs (fleetPage), else every row.
 func (c *Pricer) fleetAnswer(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
-	if pagedByID(req) {
+	if pagedByID(req) && !req.IncludeCharges {
 		return c.fleetPage(ctx, scope, req, locs, plans)
 	}
-	sums, err := c.fleetSums(ctx, scope, req, locs, plans)
+	var sums []fleetSum
+	var bills map[fleetKey]charges.Totals
+	var err error
+	if req.IncludeCharges {
+		sums, bills, err = c.fleetCharges(ctx, scope, req, locs, plans)
+	} else {
+		sums, err = c.fleetSums(ctx, scope, req, locs, plans)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	rows, skipped := fleetRows(req, sums, locs, plans)
+	if bills != nil {
+		for i := range rows {
+			rows[i].Charges = chargesOf(bills[rows[i].key])
+		}
+	}
 	sortFleet(rows, req.Order)
 	return rows, skipped, nil
 }

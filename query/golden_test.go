@@ -41,6 +41,7 @@ var goldenShapes = []struct {
 	{"bucket_counts.sql", "bucket_counts", nil},
 	{"fleet_recorded.sql", "fleet_recorded", nil},
 	{"carbon_records.sql", "carbon_records", pricingShape{Dedup: dedupArgMax, Session: true}},
+	{"demand_readings.sql", "demand_readings", demandShape},
 	{"plan_segments_market.sql", "plan_segments", pricingShape{Markets: true}},
 }
 

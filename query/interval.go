@@ -28,8 +28,9 @@ type CostRequest struct {
 	Direction   string
 	Aggregation string
 	CostFlags
-	Start, End time.Time
-	Session    string // only records of this session_reference_id, when set
+	IncludeCharges bool // the bill's charges (charges.go); location ids only
+	Start, End     time.Time
+	Session        string // only records of this session_reference_id, when set
 }
 
 // CostFlags add detail to a cost answer.
@@ -112,7 +113,8 @@ type CostItem struct {
 	RecordReferenceID  string            `json:"record_reference_id,omitempty"`
 	Energy             EnergyValue       `json:"energy"`
 	Tariff             TariffValue       `json:"tariff"`
-	Carbon             *CarbonValue      `json:"carbon,omitempty"` // with include_carbon
+	Carbon             *CarbonValue      `json:"carbon,omitempty"`  // with include_carbon
+	Charges            *Charges          `json:"charges,omitempty"` // with include_charges
 }
 
 // EnergyCost is the energy_cost response.
@@ -132,6 +134,7 @@ type EnergyCost struct {
 	Energy           EnergyValue       `json:"energy"`
 	Tariff           TariffValue       `json:"tariff"`
 	Carbon           *CarbonValue      `json:"carbon,omitempty"`
+	Charges          *Charges          `json:"charges,omitempty"` // with include_charges
 	Data             []CostItem        `json:"data"`
 	AccountID        string            `json:"account_id"`
 }
@@ -152,6 +155,7 @@ func (r *CostRequest) validate() error {
 		p.Add("invalid_value", "aggregation", "aggregation must be DAY or MONTH (or absent for raw records)")
 	}
 	checkWindow(&p, r.Start, r.End, MaxCostWindow, "400 days")
+	p.AddErr(r.checkCharges())
 	return p.Err()
 }
 
@@ -212,6 +216,7 @@ func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	if args.plan, err = c.tariffs.Plan(ctx, scope, args.location, args.w0, args.w1); err != nil {
 		return EnergyCost{}, err
 	}
+	bill := c.startCharges(ctx, args, req) // its reads run beside the cost query
 	rows, err := c.priceOne(ctx, args)
 	if err != nil {
 		return EnergyCost{}, err
@@ -226,6 +231,11 @@ func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	}
 	out.Data = items(rows, req, zone)
 	out.total(rows, req.CostFlags)
+	if req.IncludeCharges {
+		if err := bill.add(args, req, rows, &out); err != nil {
+			return EnergyCost{}, err
+		}
+	}
 	return out, nil
 }
 

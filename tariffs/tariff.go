@@ -50,6 +50,9 @@ type Tariff struct {
 	ContractStartDate catalog.Timestamp `json:"contract_start_date"`
 	ContractEndDate   catalog.Timestamp `json:"contract_end_date"`
 	Schedule          Schedule          `json:"schedule"`
+	StandingCharge    *float64          `json:"standing_charge,omitempty"` // docs/costs.md, "Bill charges"
+	DemandCharges     []DemandCharge    `json:"demand_charges,omitempty"`
+	TaxPercentage     *float64          `json:"tax_percentage,omitempty"`
 	TimeCreated       catalog.Timestamp `json:"time_created"`
 	AccountID         string            `json:"account_id"`
 }
@@ -73,6 +76,9 @@ type Input struct {
 	ContractStartDate *catalog.Timestamp `json:"contract_start_date"`
 	ContractEndDate   *catalog.Timestamp `json:"contract_end_date"`
 	Schedule          Schedule           `json:"schedule"`
+	StandingCharge    *float64           `json:"standing_charge"`
+	DemandCharges     []DemandCharge     `json:"demand_charges"`
+	TaxPercentage     *float64           `json:"tax_percentage"`
 }
 
 // Update is the body of PATCH /tariffs/elements/{id}. Only display_name and
@@ -149,6 +155,7 @@ func (in *Input) validate() error {
 		p.AddErr(checkContract(in.ContractStartDate.Time(), in.ContractEndDate.Time()))
 	}
 	in.validateOptional(&p)
+	in.validateCharges(&p)
 	return p.Err()
 }
 
@@ -235,6 +242,10 @@ func (s *Service) newTariff(scope kwhouse.Scope, in Input, loc catalog.Location)
 	}
 	if in.TierPeriod != nil {
 		t.TierPeriod = *in.TierPeriod
+	}
+	t.StandingCharge, t.TaxPercentage = in.StandingCharge, in.TaxPercentage
+	if len(in.DemandCharges) > 0 {
+		t.DemandCharges = withDefaults(in.DemandCharges)
 	}
 	if in.DisplayName != nil {
 		t.DisplayName = *in.DisplayName

@@ -24,7 +24,7 @@ const (
 )
 
 // fixtureMix names the fixture's layout; saved data of another layout is not reused.
-const fixtureMix = "tou+tiered+market/1"
+const fixtureMix = "tou+tiered+market/2"
 
 func kindOf(i int) string {
 	switch i % 10 {
@@ -165,7 +165,11 @@ func makeLocations(ctx context.Context, a *app.App, fx *fixture, n int) error {
 // tariffOf is the tariff of a location of kind.
 func tariffOf(kind, location, market string) tariffs.Input {
 	cs, ce := catalog.Timestamp(time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)), catalog.Timestamp(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	in := tariffs.Input{LocationID: location, Direction: "IMPORT", Type: "COMMODITY", ContractStartDate: &cs, ContractEndDate: &ce}
+	in := tariffs.Input{LocationID: location, Direction: "IMPORT", Type: "COMMODITY", ContractStartDate: &cs, ContractEndDate: &ce,
+		// The bill's charges (read only by include_charges): a UK standing charge, a Belgian
+		// capacity charge with its 2.5 kW floor, and 5% VAT.
+		StandingCharge: ptr(0.45), TaxPercentage: ptr(5.0),
+		DemandCharges: []tariffs.DemandCharge{{RatePerKW: ptr(3.5), MinimumKW: 2.5}}}
 	schedule := touSchedule
 	switch kind {
 	case kindTiered:

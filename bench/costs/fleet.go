@@ -38,6 +38,8 @@ type fleetShape struct {
 	// limit, when set, is the page size asked instead of 10,000; every page is fetched
 	// (following next_cursor) and timed as one answer.
 	limit int
+	// charges asks include_charges (every tariff of the fixture has standing, demand and tax).
+	charges bool
 }
 
 // What happens before each request of a shape with a change.
@@ -58,18 +60,20 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 	today := [2]string{"2024-06-14T23:00:00Z", "2024-06-15T23:00:00Z"}  // 15 June, local (BST)
 	toDate := [2]string{"2024-05-31T23:00:00Z", "2024-06-19T23:00:00Z"} // 1 June to 20 June, local, and on
 	shapes := []fleetShape{
-		{"fleet all, one local day (JSON)", 0, "DAY", today, false, false, false, "", 0},
-		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true, false, false, "", 0},
-		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true, false, false, "", 0},
-		{"fleet all, month by DAY, other accounts writing (CSV)", 0, "DAY", month, true, false, true, "", 0},
-		{"fleet all, month to date by DAY, moving end (CSV)", 0, "DAY", toDate, true, true, false, "", 0},
-		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false, false, false, "", 0},
-		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true, false, false, "", 0},
-		{"fleet all, month by DAY, after onboarding a location + tariff (CSV)", 0, "DAY", month, true, false, false, changeOnboard, 0},
-		{"fleet all, month by DAY, after tomorrow's market prices (CSV)", 0, "DAY", month, true, false, false, changeTomorrow, 0},
-		{"fleet all, month by DAY, a second process's first answer (CSV)", 0, "DAY", month, true, false, false, changeSecond, 0},
-		{"fleet all, month by DAY, cold (CSV)", 0, "DAY", month, true, false, false, changeCold, 0},
-		{"fleet all, month by DAY, every page of the default 1,000 (JSON)", 0, "DAY", month, false, false, false, "", 1000},
+		{"fleet all, one local day (JSON)", 0, "DAY", today, false, false, false, "", 0, false},
+		{"fleet 100, month by DAY (CSV)", 100, "DAY", month, true, false, false, "", 0, false},
+		{"fleet all, month by DAY (CSV)", 0, "DAY", month, true, false, false, "", 0, false},
+		{"fleet all, month by DAY, other accounts writing (CSV)", 0, "DAY", month, true, false, true, "", 0, false},
+		{"fleet all, month to date by DAY, moving end (CSV)", 0, "DAY", toDate, true, true, false, "", 0, false},
+		{"fleet all, month, one row each (JSON)", 0, "NONE", month, false, false, false, "", 0, false},
+		{"fleet all, year by MONTH (CSV)", 0, "MONTH", year, true, false, false, "", 0, false},
+		{"fleet all, month by DAY, after onboarding a location + tariff (CSV)", 0, "DAY", month, true, false, false, changeOnboard, 0, false},
+		{"fleet all, month by DAY, after tomorrow's market prices (CSV)", 0, "DAY", month, true, false, false, changeTomorrow, 0, false},
+		{"fleet all, month by DAY, a second process's first answer (CSV)", 0, "DAY", month, true, false, false, changeSecond, 0, false},
+		{"fleet all, month by DAY, cold (CSV)", 0, "DAY", month, true, false, false, changeCold, 0, false},
+		{"fleet all, month by DAY, every page of the default 1,000 (JSON)", 0, "DAY", month, false, false, false, "", 1000, false},
+		{"fleet all, month by DAY, include_charges (CSV)", 0, "DAY", month, true, false, false, "", 0, true},
+		{"fleet all, year by MONTH, include_charges (CSV)", 0, "MONTH", year, true, false, false, "", 0, true},
 	}
 	n := max(10, o.requests/10)
 	for _, s := range shapes {
@@ -145,6 +149,9 @@ func (s fleetShape) body(fx *fixture, i int) []byte {
 	b := map[string]any{"start_time": s.window[0], "end_time": end, "aggregation": s.aggregation, "limit": limit}
 	if s.locations > 0 {
 		b["location_ids"] = fx.locations[:s.locations]
+	}
+	if s.charges {
+		b["include_charges"] = true
 	}
 	out, _ := json.Marshal(b)
 	return out

@@ -28,6 +28,8 @@ func locationShapes(ctx context.Context, a *app.App, base string, fx *fixture, o
 		{"one year, MONTH, " + kindTiered, kindTiered, "?aggregation=MONTH", year},
 		{"one year, MONTH, " + kindMarket, kindMarket, "?aggregation=MONTH", year},
 		{"one day, raw, " + kindTOU, kindTOU, "", day},
+		{"one month, DAY, include_charges, " + kindTOU, kindTOU, "?aggregation=DAY&include_charges=true", month},
+		{"one year, MONTH, include_charges, " + kindTOU, kindTOU, "?aggregation=MONTH&include_charges=true", year},
 	}
 	if o.selected("one month") {
 		f50, f99, err := floor(ctx, a, fx, o.requests)

@@ -37,7 +37,7 @@ func main() {
 	flag.StringVar(&o.cluster, "cluster", "", "ClickHouse cluster name (cluster mode, e.g. kw with make cluster-up)")
 	flag.StringVar(&o.database, "database", "kwbench_costs", "database (reused when it holds the data, see -keep)")
 	flag.BoolVar(&o.keep, "keep", true, "keep the loaded data for the next run")
-	flag.StringVar(&o.only, "only", "", "run only the shapes whose name contains this")
+	flag.StringVar(&o.only, "only", "", "run only the shapes whose name contains this (or one of several, separated by |)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed requests to this file")
 	flag.BoolVar(&o.afresh, "afresh", true, "also time each fleet shape priced afresh (no priced buckets)")
 	flag.Parse()
@@ -103,8 +103,19 @@ func run(o options) error {
 	return fleetShapes(ctx, a, base, fresh, fx, o)
 }
 
-// selected reports whether the -only flag lets shape name run.
-func (o options) selected(name string) bool { return o.only == "" || strings.Contains(name, o.only) }
+// selected reports whether the -only flag lets shape name run: its name contains one of
+// the flag's "|"-separated parts.
+func (o options) selected(name string) bool {
+	if o.only == "" {
+		return true
+	}
+	for _, part := range strings.Split(o.only, "|") {
+		if strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
+}
 
 func report(name string, lat []time.Duration, extra string) {
 	fmt.Printf("%-58s p50 %7.1f ms  p99 %7.1f ms%s\n", name, ms(pct(lat, 50)), ms(pct(lat, 99)), extra)

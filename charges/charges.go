@@ -1,0 +1,108 @@
+// Package charges computes what a bill charges beyond energy: standing charges per local
+// day, demand (capacity) charges per local month from interval mean power, and tax on
+// all of it (docs/costs.md, "Bill charges"). It is pure: callers bring the tariffs, the
+// readings and the energy money.
+package charges
+
+import (
+	"time"
+)
+
+// Tariff is what one tariff element charges beyond the energy it prices.
+type Tariff struct {
+	ID         string
+	Zone       *time.Location // local days and months, interval alignment
+	From, To   time.Time      // the contract [From, To)
+	Standing   float64        // major units per local day
+	Demand     []Demand
+	TaxPercent float64 // on everything the tariff charges
+}
+
+// Demand is one demand charge entry of a tariff.
+type Demand struct {
+	// Covers says whether an interval counts, by its local start.
+	Covers    func(local time.Time) bool
+	RatePerKW float64
+	Interval  time.Duration // 15, 30 or 60 minutes, aligned to the local clock
+	MinimumKW float64       // the peak charged is at least this
+}
+
+// Reading is energy used over [Start, End).
+type Reading struct {
+	Start, End time.Time
+	Wh         float64
+}
+
+// Energy is energy money priced by a tariff (TariffID; "" where none prices it), landing
+// on the bucket that contains At.
+type Energy struct {
+	At       time.Time
+	TariffID string
+	Money    float64
+}
+
+// Bucket is a local day or month of an answer: [Start, End).
+type Bucket struct {
+	Start, End time.Time
+}
+
+// Totals are the charges of an answer or of one of its buckets, in major units.
+type Totals struct {
+	Energy, Standing, Demand, Tax, Total float64
+}
+
+// Request is one location's charges over a window.
+type Request struct {
+	Tariffs  []Tariff
+	From, To time.Time // the request window
+	Buckets  []Bucket  // ascending, not overlapping
+	// MonthBuckets says the buckets are months: demand charges land on them (days carry none).
+	MonthBuckets bool
+	Energy       []Energy
+	// Readings cover every local month that the window touches, whole.
+	Readings []Reading
+}
+
+// Compute returns the charges of the whole window and of each bucket (in req.Buckets'
+// order). Standing charges count the local days whose start lies in the contract and the
+// window; demand charges count at the top level for the local months wholly inside the
+// window and land on the month bucket containing their month's start (or the contract's
+// start, when later); tax comes last, on each tariff's energy, standing and demand.
+func Compute(req Request) (Totals, []Totals) {
+	b := newBill(req)
+	for _, e := range req.Energy {
+		b.add(e.At, e.TariffID, Totals{Energy: e.Money}, true, true)
+	}
+	for i := range req.Tariffs {
+		t := &req.Tariffs[i]
+		for _, d := range standingDays(t, req.From, req.To) {
+			b.add(d, t.ID, Totals{Standing: t.Standing}, true, true)
+		}
+		if len(t.Demand) == 0 {
+			continue
+		}
+		for _, m := range monthsOf(t, req.From, req.To) {
+			whole := !m.Start.Before(req.From) && !m.End.After(req.To)
+			if !whole && !req.MonthBuckets {
+				continue // counted nowhere
+			}
+			charge := monthDemand(t, m, req.Readings)
+			b.add(maxTime(m.Start, t.From), t.ID, Totals{Demand: charge}, whole, req.MonthBuckets)
+		}
+	}
+	return b.finish()
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,134 @@
+package charges
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func zone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	z, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
+}
+
+func near(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("%s = %.9f, want %.9f", what, got, want)
+	}
+}
+
+func always(time.Time) bool { return true }
+
+// Sydney's October 2024 has a 23-hour day (6 Oct): still 31 standing charges.
+func TestStandingPerLocalDayOverDST(t *testing.T) {
+	syd := zone(t, "Australia/Sydney")
+	from := time.Date(2024, 10, 1, 0, 0, 0, 0, syd)
+	to := time.Date(2024, 11, 1, 0, 0, 0, 0, syd)
+	tr := Tariff{ID: "a", Zone: syd, From: from.AddDate(-1, 0, 0), To: to.AddDate(1, 0, 0), Standing: 1.1}
+	days := []Bucket{}
+	for d := from; d.Before(to); d = nextDay(d) {
+		days = append(days, Bucket{d, nextDay(d)})
+	}
+	top, each := Compute(Request{Tariffs: []Tariff{tr}, From: from, To: to, Buckets: days})
+	near(t, "standing", top.Standing, 31*1.1)
+	near(t, "total", top.Total, 31*1.1)
+	if len(each) != 31 {
+		t.Fatalf("%d buckets", len(each))
+	}
+	near(t, "6 Oct (23 h)", each[5].Standing, 1.1)
+	// A window starting at noon of the 1st does not count the 1st.
+	top, _ = Compute(Request{Tariffs: []Tariff{tr}, From: from.Add(12 * time.Hour), To: to})
+	near(t, "from noon", top.Standing, 30*1.1)
+}
+
+// A 30-minute reading straddling two 15-minute intervals is split by time; Kolkata's
+// hour intervals start at local :00, i.e. :30 UTC.
+func TestIntervalEnergyLocalClock(t *testing.T) {
+	utc := time.UTC
+	t0 := time.Date(2024, 1, 1, 0, 10, 0, 0, utc)
+	got := IntervalEnergy([]Reading{{t0, t0.Add(30 * time.Minute), 600}}, utc, 15*time.Minute, t0.Add(-time.Hour), t0.Add(time.Hour))
+	near(t, "00:00", got[time.Date(2024, 1, 1, 0, 0, 0, 0, utc).Unix()], 100)
+	near(t, "00:15", got[time.Date(2024, 1, 1, 0, 15, 0, 0, utc).Unix()], 300)
+	near(t, "00:30", got[time.Date(2024, 1, 1, 0, 30, 0, 0, utc).Unix()], 200)
+	kol := zone(t, "Asia/Kolkata")
+	r := Reading{time.Date(2024, 1, 1, 0, 0, 0, 0, utc), time.Date(2024, 1, 1, 1, 0, 0, 0, utc), 1000}
+	got = IntervalEnergy([]Reading{r}, kol, time.Hour, r.Start.Add(-2*time.Hour), r.End.Add(2*time.Hour))
+	near(t, "23:30 UTC", got[time.Date(2023, 12, 31, 23, 30, 0, 0, utc).Unix()], 500)
+	near(t, "00:30 UTC", got[time.Date(2024, 1, 1, 0, 30, 0, 0, utc).Unix()], 500)
+}
+
+// A US demand charge: on-peak weekdays 12:00–18:00 at 12/kW and all hours at 5/kW, in
+// June 2024 (Chicago), over hourly readings.
+func TestDemandOnPeakAndAllHours(t *testing.T) {
+	chi := zone(t, "America/Chicago")
+	m0 := time.Date(2024, 6, 1, 0, 0, 0, 0, chi)
+	m1 := time.Date(2024, 7, 1, 0, 0, 0, 0, chi)
+	var rs []Reading
+	for h := m0; h.Before(m1); h = h.Add(time.Hour) {
+		rs = append(rs, Reading{h, h.Add(time.Hour), 2000}) // 2 kW flat
+	}
+	// Tue 4 June 14:00: 9 kWh in an hour (9 kW, on peak); Sat 8 June 03:00: 20 kWh (20 kW).
+	rs = append(rs, Reading{time.Date(2024, 6, 4, 14, 0, 0, 0, chi), time.Date(2024, 6, 4, 15, 0, 0, 0, chi), 7000})
+	rs = append(rs, Reading{time.Date(2024, 6, 8, 3, 0, 0, 0, chi), time.Date(2024, 6, 8, 3, 15, 0, 0, chi), 4500})
+	onPeak := func(l time.Time) bool {
+		return l.Weekday() >= time.Monday && l.Weekday() <= time.Friday && l.Hour() >= 12 && l.Hour() < 18
+	}
+	tr := Tariff{ID: "us", Zone: chi, From: m0, To: m1.AddDate(1, 0, 0), Demand: []Demand{
+		{Covers: onPeak, RatePerKW: 12, Interval: 15 * time.Minute},
+		{Covers: always, RatePerKW: 5, Interval: 60 * time.Minute},
+	}}
+	top, each := Compute(Request{Tariffs: []Tariff{tr}, From: m0, To: m1, Buckets: []Bucket{{m0, m1}}, MonthBuckets: true, Readings: rs})
+	// On peak, 15-minute: 14:00–15:00 has 9 kWh evenly: 2.25 kWh a quarter = 9 kW → 108.
+	// All hours, 60-minute: 03:00–04:00 has 2 + 4.5 = 6.5 kWh = 6.5 kW; 14:00 has 9 kW → 45.
+	// (The 15-minute quarter 03:00–03:15 is 0.5 + 4.5 = 5 kWh = 20 kW, but off peak.)
+	near(t, "demand", top.Demand, 9*12+9*5)
+	near(t, "month bucket", each[0].Demand, 9*12+9*5)
+	// A window that does not hold the whole month counts no demand at the top level.
+	top, _ = Compute(Request{Tariffs: []Tariff{tr}, From: m0, To: m1.Add(-time.Hour), Readings: rs})
+	near(t, "partial month", top.Demand, 0)
+}
+
+// Belgium's capacity tariff: monthly peak of 15-minute mean power, 2.5 kW floor, with
+// 21% VAT on energy, standing and capacity; the tariff changes on 15 February.
+func TestCapacityFloorTariffChangeAndTax(t *testing.T) {
+	bru := zone(t, "Europe/Brussels")
+	jan := time.Date(2024, 1, 1, 0, 0, 0, 0, bru)
+	feb := time.Date(2024, 2, 1, 0, 0, 0, 0, bru)
+	feb15 := time.Date(2024, 2, 15, 0, 0, 0, 0, bru)
+	mar := time.Date(2024, 3, 1, 0, 0, 0, 0, bru)
+	capacity := func(rate float64) []Demand {
+		return []Demand{{Covers: always, RatePerKW: rate, Interval: 15 * time.Minute, MinimumKW: 2.5}}
+	}
+	a := Tariff{ID: "a", Zone: bru, From: jan, To: feb15, Standing: 0.2, Demand: capacity(4), TaxPercent: 21}
+	b := Tariff{ID: "b", Zone: bru, From: feb15, To: mar.AddDate(1, 0, 0), Standing: 0.3, Demand: capacity(5), TaxPercent: 6}
+	rs := []Reading{
+		{time.Date(2024, 1, 10, 18, 0, 0, 0, bru), time.Date(2024, 1, 10, 18, 15, 0, 0, bru), 450}, // 1.8 kW: the floor
+		{time.Date(2024, 2, 3, 19, 0, 0, 0, bru), time.Date(2024, 2, 3, 19, 15, 0, 0, bru), 1000},  // 4 kW, tariff a
+		{time.Date(2024, 2, 20, 8, 0, 0, 0, bru), time.Date(2024, 2, 20, 8, 30, 0, 0, bru), 1500},  // 3 kW, tariff b
+	}
+	energy := []Energy{{jan.Add(time.Hour), "a", 10}, {feb.Add(time.Hour), "a", 20}, {feb15.Add(time.Hour), "b", 30}, {feb15, "", 1}}
+	req := Request{Tariffs: []Tariff{a, b}, From: jan, To: mar, Buckets: []Bucket{{jan, feb}, {feb, mar}},
+		MonthBuckets: true, Energy: energy, Readings: rs}
+	top, each := Compute(req)
+	// January (a): energy 10, standing 31 × 0.2, demand max(1.8, 2.5) × 4 = 10; VAT 21%.
+	janBase := 10 + 31*0.2 + 10
+	near(t, "Jan standing", each[0].Standing, 31*0.2)
+	near(t, "Jan demand", each[0].Demand, 10)
+	near(t, "Jan tax", each[0].Tax, janBase*0.21)
+	near(t, "Jan total", each[0].Total, janBase*1.21)
+	// February: a charges 1–14 Feb (standing 14 × 0.2, demand 4 kW × 4 = 16, energy 20, 21%);
+	// b charges 15–29 Feb (standing 15 × 0.3, demand max(3, 2.5) × 5 = 15, energy 30, 6%);
+	// the untaxed energy 1 has no tariff.
+	aFeb, bFeb := 20+14*0.2+16, 30+15*0.3+15
+	near(t, "Feb energy", each[1].Energy, 51)
+	near(t, "Feb standing", each[1].Standing, 14*0.2+15*0.3)
+	near(t, "Feb demand", each[1].Demand, 31)
+	near(t, "Feb tax", each[1].Tax, aFeb*0.21+bFeb*0.06)
+	near(t, "Feb total", each[1].Total, aFeb*1.21+bFeb*1.06+1)
+	near(t, "top total", top.Total, janBase*1.21+aFeb*1.21+bFeb*1.06+1)
+}

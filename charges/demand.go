@@ -1,0 +1,63 @@
+package charges
+
+import (
+	"math"
+	"time"
+)
+
+// monthDemand is t's demand charge for local month m: for each entry, the highest mean
+// power over its matching intervals that start in m and in t's contract, at least the
+// entry's minimum, times its rate.
+func monthDemand(t *Tariff, m Bucket, readings []Reading) float64 {
+	lo, hi := maxTime(m.Start, t.From), minTime(m.End, t.To)
+	byStep := map[time.Duration]map[int64]float64{}
+	total := 0.0
+	for _, d := range t.Demand {
+		wh, ok := byStep[d.Interval]
+		if !ok {
+			wh = IntervalEnergy(readings, t.Zone, d.Interval, lo, hi)
+			byStep[d.Interval] = wh
+		}
+		peak := 0.0
+		hours := d.Interval.Hours()
+		for start, e := range wh {
+			if kw := e / 1000 / hours; kw > peak && d.Covers(time.Unix(start, 0).In(t.Zone)) {
+				peak = kw
+			}
+		}
+		total += math.Max(peak, d.MinimumKW) * d.RatePerKW
+	}
+	return total
+}
+
+// IntervalEnergy sums the readings into intervals of length step aligned to the local
+// clock of zone, keyed by the interval's start (Unix seconds), for the intervals starting
+// in [lo, hi). A reading that straddles intervals is split in proportion to time.
+func IntervalEnergy(readings []Reading, zone *time.Location, step time.Duration, lo, hi time.Time) map[int64]float64 {
+	out := map[int64]float64{}
+	for _, r := range readings {
+		if !r.End.After(r.Start) || !r.End.After(lo) || !r.Start.Before(hi) {
+			continue
+		}
+		span := r.End.Sub(r.Start).Seconds()
+		for s := r.Start; s.Before(r.End); {
+			is := intervalStart(s, zone, step)
+			e := minTime(r.End, is.Add(step))
+			if !is.Before(lo) && is.Before(hi) {
+				out[is.Unix()] += r.Wh * e.Sub(s).Seconds() / span
+			}
+			s = e
+		}
+	}
+	return out
+}
+
+// intervalStart is the start of the local-clock interval of length step containing t:
+// the last instant at or before t whose local wall clock is a multiple of step.
+func intervalStart(t time.Time, zone *time.Location, step time.Duration) time.Time {
+	_, off := t.In(zone).Zone()
+	wall := t.Unix() + int64(off)
+	n := int64(step / time.Second)
+	back := ((wall % n) + n) % n
+	return time.Unix(t.Unix()-back, 0)
+}

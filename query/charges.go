@@ -1,0 +1,194 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/charges"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+// Charges is a cost's bill: energy (the tariff value), standing and demand charges, tax
+// and their total, in major units (docs/costs.md, "Bill charges").
+type Charges struct {
+	Energy   Amount `json:"energy"`
+	Standing Amount `json:"standing"`
+	Demand   Amount `json:"demand"`
+	Tax      Amount `json:"tax"`
+	Total    Amount `json:"total"`
+}
+
+func chargesOf(t charges.Totals) *Charges {
+	return &Charges{Energy: Amount(t.Energy), Standing: Amount(t.Standing), Demand: Amount(t.Demand),
+		Tax: Amount(t.Tax), Total: Amount(t.Total)}
+}
+
+// demandLookback is how long before a month the readings straddling its start may begin.
+const demandLookback = 86400
+
+var demandReadingsStmt = chstore.Register("query.demand_readings", "cost_demand.sql: the readings of whole local months, for demand charges")
+
+// checkCharges refuses include_charges for a device: charges belong to a location's bill.
+func (r *CostRequest) checkCharges() error {
+	if r.IncludeCharges && kwhouse.ValidID(kwhouse.PrefixDevice, r.ObjectID) {
+		return kwhouse.Invalid("invalid_value", "include_charges", "include_charges needs a location id: charges belong to a location's bill")
+	}
+	return nil
+}
+
+// pendingCharges are a location's charging tariffs and demand readings, read while its
+// cost query runs.
+type pendingCharges struct {
+	done     chan struct{}
+	tariffs  []charges.Tariff
+	readings []charges.Reading
+	err      error
+}
+
+// startCharges starts reading what the charges of an interval answer need (nil when
+// charges are not asked for). A caller that returns before add leaves the reads to end
+// with its context.
+func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) *pendingCharges {
+	if !req.IncludeCharges {
+		return nil
+	}
+	p := &pendingCharges{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		if p.tariffs, p.err = c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction); p.err != nil {
+			return
+		}
+		lo, hi := demandWindow(p.tariffs, req.Start, req.End, req.Aggregation == AggregationMonth)
+		var byLoc map[string][]charges.Reading
+		byLoc, p.err = c.demandReadings(ctx, a.scope, []string{a.location}, a.direction, lo, hi)
+		p.readings = byLoc[a.location]
+	}()
+	return p
+}
+
+// add sets the charges of an interval answer (its items are out.Data, built from rows;
+// rows are local days, or records without aggregation).
+func (p *pendingCharges) add(a costArgs, req CostRequest, rows []costRow, out *EnergyCost) error {
+	<-p.done
+	if p.err != nil {
+		return p.err
+	}
+	creq := charges.Request{Tariffs: p.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
+		Energy: energyByTariff(rows, a.plan, a.direction), Readings: p.readings}
+	if req.Aggregation != AggregationNone {
+		for _, it := range out.Data {
+			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: it.StartTime.Time(), End: it.EndTime.Time()})
+		}
+	}
+	top, each := charges.Compute(creq)
+	out.Charges = chargesOf(top)
+	for i := range each {
+		out.Data[i].Charges = chargesOf(each[i])
+	}
+	return nil
+}
+
+// energyByTariff is the energy money of rows by the tariff that prices it (energyAt).
+func energyByTariff(rows []costRow, plan tariffs.Plan, direction string) []charges.Energy {
+	out := make([]charges.Energy, 0, 2*len(rows))
+	for _, r := range rows {
+		out = append(out, energyAt(r.Key, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)...)
+	}
+	return out
+}
+
+// energyAt splits the money of a row starting at key (a local day's start for days, a
+// record's start for records) into its commodity and non-commodity parts, each charged
+// by the tariff of that component at key, which taxes it.
+func energyAt(key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
+	cc, nc := tariffs.CompImportCommodity, tariffs.CompImportNonCommodity
+	if direction == tariffs.Export {
+		cc = tariffs.CompExportCommodity
+	}
+	at := time.Unix(int64(key), 0)
+	return []charges.Energy{{At: at, TariffID: sourceAt(plan.Sources[cc], int64(key)), Money: com},
+		{At: at, TariffID: sourceAt(plan.Sources[nc], int64(key)), Money: non}}
+}
+
+// sourceAt is the id of the tariff that prices instant t among a component's sources
+// (sorted, not overlapping): the one covering t, else the nearest; "" without sources.
+func sourceAt(ss []tariffs.Source, t int64) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	for _, s := range ss {
+		if t < s.To {
+			return s.Tariff.ID
+		}
+	}
+	return ss[len(ss)-1].Tariff.ID
+}
+
+// demandWindow is the span of the local months whose demand charges an answer over
+// [from, to) shows (charges.MonthsNeeded), in the zone of each tariff with demand
+// charges, less demandLookback; zero when there is none.
+func demandWindow(ts []charges.Tariff, from, to time.Time, monthBuckets bool) (lo, hi time.Time) {
+	for _, t := range ts {
+		if len(t.Demand) == 0 {
+			continue
+		}
+		ms := charges.MonthsNeeded(t.Zone, from, to, monthBuckets)
+		if len(ms) == 0 {
+			continue
+		}
+		if lo.IsZero() || ms[0].Start.Before(lo) {
+			lo = ms[0].Start
+		}
+		if end := ms[len(ms)-1].End; end.After(hi) {
+			hi = end
+		}
+	}
+	if lo.IsZero() {
+		return lo, hi
+	}
+	// Readings that start the day before the first month may reach into it (a longer one
+	// spreads too thin to set a peak).
+	return lo.Add(-demandLookback), hi
+}
+
+// demandReadings reads the readings of locs (location level, direction dir) starting in
+// [lo, hi), by location.
+func (c *Pricer) demandReadings(ctx context.Context, scope kwhouse.Scope, locs []string, dir string, lo, hi time.Time) (map[string][]charges.Reading, error) {
+	out := map[string][]charges.Reading{}
+	if len(locs) == 0 || lo.IsZero() {
+		return out, nil
+	}
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, "demand_readings", demandShape); err != nil {
+		return nil, fmt.Errorf("render demand readings query: %w", err)
+	}
+	rows, err := c.db.Query(ctx, demandReadingsStmt.With(buf.String()),
+		chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("locs", chstore.Set(locs)),
+		chstore.Named("dir", dir), chstore.Named("lookback", uint32(lo.Unix())), chstore.Named("w1", uint32(hi.Unix())))
+	if err != nil {
+		return nil, fmt.Errorf("demand readings: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var loc string
+		var rs, re []uint32
+		var wh []float64
+		if err := rows.Scan(&loc, &rs, &re, &wh); err != nil {
+			return nil, fmt.Errorf("scan demand readings: %w", err)
+		}
+		rd := make([]charges.Reading, len(rs))
+		for i := range rs {
+			rd[i] = charges.Reading{Start: time.Unix(int64(rs[i]), 0), End: time.Unix(int64(re[i]), 0), Wh: wh[i]}
+		}
+		out[loc] = rd
+	}
+	return out, rows.Err()
+}
+
+// demandShape reads the readings of demand charges: location level, the asked direction,
+// the latest version of each by FINAL (cost_demand.sql).
+var demandShape = pricingShape{Dedup: dedupFinal}

@@ -1,0 +1,189 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/charges"
+	"github.com/kwhouse/kwhouse/tariffs"
+)
+
+// checkFleetCharges refuses include_charges for device groups: charges belong to a
+// location's bill.
+func (r *FleetRequest) checkFleetCharges() error {
+	if r.IncludeCharges && r.GroupBy == GroupDevice {
+		return kwhouse.Invalid("invalid_value", "include_charges", "include_charges needs group_by location or customer: charges belong to a location's bill")
+	}
+	return nil
+}
+
+// fleetCharges prices the fleet per local day (from priced buckets where kept), sums the
+// days into the request's buckets, and computes each location's charges over them: the
+// sums, and the charges by row key (group, date, currency). A tariff changing inside a
+// month taxes each day's energy by the tariff of that day, as POST /costs/interval does.
+// Demand charges are measured per request from the locations' readings of the whole
+// months (demand_readings, demandChunk locations a query), so a reading that raises a
+// month's peak counts at once.
+func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan) ([]fleetSum, map[fleetKey]charges.Totals, error) {
+	daily := req
+	daily.Aggregation = AggregationDay
+	all := make([]string, 0, len(locs))
+	for id := range locs {
+		all = append(all, id)
+	}
+	// The days are priced while the charging tariffs are read.
+	var days []fleetSum
+	var ts map[string][]charges.Tariff
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		days, err = c.fleetSums(gctx, scope, daily, locs, plans)
+		return err
+	})
+	g.Go(func() (err error) {
+		ts, err = c.tariffs.FleetChargesOf(gctx, scope, all, req.Direction)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	byLoc := map[string][]fleetSum{}
+	for _, d := range days {
+		byLoc[d.Loc] = append(byLoc[d.Loc], d)
+	}
+	ids := make([]string, 0, len(byLoc))
+	for id := range byLoc {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	f := fleetBill{req: req, locs: locs, plans: plans, ts: ts, days: byLoc, bills: map[fleetKey]charges.Totals{},
+		rolled: map[string][]fleetSum{}}
+	if err := c.billChunks(ctx, scope, &f, ids); err != nil {
+		return nil, nil, err
+	}
+	var sums []fleetSum
+	for _, id := range ids {
+		sums = append(sums, f.rolled[id]...)
+	}
+	return sums, f.bills, nil
+}
+
+// demandChunk bounds the locations whose months of readings one query reads and Go holds
+// at once (a location's year of half-hourly readings is about 1 MB in Go).
+const demandChunk = 100
+
+// fleetBill collects the bills of a fleet's locations.
+type fleetBill struct {
+	req    FleetRequest
+	locs   map[string]catalog.Location
+	plans  map[string]tariffs.Plan
+	ts     map[string][]charges.Tariff
+	days   map[string][]fleetSum
+	mu     sync.Mutex
+	bills  map[fleetKey]charges.Totals
+	rolled map[string][]fleetSum
+}
+
+// billChunks bills ids demandChunk at a time, fleetParallel chunks at once: each chunk's
+// demand readings in one query, then each location's bill.
+func (c *Pricer) billChunks(ctx context.Context, scope kwhouse.Scope, f *fleetBill, ids []string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fleetParallel)
+	for from := 0; from < len(ids); from += demandChunk {
+		chunk := ids[from:min(from+demandChunk, len(ids))]
+		g.Go(func() error {
+			var demand []string
+			var lo, hi time.Time
+			for _, id := range chunk {
+				if l, h := demandWindow(f.ts[id], f.req.Start, f.req.End, f.req.Aggregation == AggregationMonth); !l.IsZero() {
+					demand = append(demand, id)
+					if lo.IsZero() || l.Before(lo) {
+						lo = l
+					}
+					if h.After(hi) {
+						hi = h
+					}
+				}
+			}
+			readings, err := c.demandReadings(gctx, scope, demand, f.req.Direction, lo, hi)
+			if err != nil {
+				return err
+			}
+			for _, id := range chunk {
+				if err := f.add(id, readings[id]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// add bills location id from its days and demand readings.
+func (f *fleetBill) add(id string, readings []charges.Reading) error {
+	loc := f.locs[id]
+	rolled, bills, err := locationBill(f.req, loc, f.plans[id], f.ts[id], readings, f.days[id])
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rolled[id] = rolled
+	for k, t := range bills {
+		f.bills[k] = addTotals(f.bills[k], t)
+	}
+	return nil
+}
+
+// locationBill sums a location's days into the request's buckets and returns them with
+// their charges under each row's key.
+func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
+	readings []charges.Reading, days []fleetSum) ([]fleetSum, map[fleetKey]charges.Totals, error) {
+	zone, err := catalog.LoadZone(loc.Timezone)
+	if err != nil {
+		return nil, nil, fmt.Errorf("zone of %s: %w", loc.ID, err)
+	}
+	rolled := rollUp(req.Aggregation, days, zone)
+	sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
+	creq := charges.Request{Tariffs: ts, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
+		Readings: readings}
+	dates := make([]string, len(rolled))
+	for i, s := range rolled {
+		w := bucketTimes(req, s.Key, loc.Timezone)
+		dates[i] = w.date
+		if req.Aggregation != FleetAggregationNone {
+			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: w.start.Time(), End: w.end.Time()})
+		}
+	}
+	for _, d := range days {
+		creq.Energy = append(creq.Energy, energyAt(d.Key, d.MoneyCom, d.MoneyNon, plan, req.Direction)...)
+	}
+	top, each := charges.Compute(creq)
+	group := loc.ID
+	if req.GroupBy == GroupCustomer {
+		group = loc.CustomerID
+	}
+	bills := make(map[fleetKey]charges.Totals, len(rolled))
+	for i := range rolled {
+		t := top
+		if req.Aggregation != FleetAggregationNone {
+			t = each[i]
+		}
+		k := fleetKey{group: group, date: dates[i], currency: loc.CurrencyCode}
+		bills[k] = addTotals(bills[k], t)
+	}
+	return rolled, bills, nil
+}
+
+func addTotals(a, b charges.Totals) charges.Totals {
+	return charges.Totals{Energy: a.Energy + b.Energy, Standing: a.Standing + b.Standing, Demand: a.Demand + b.Demand,
+		Tax: a.Tax + b.Tax, Total: a.Total + b.Total}
+}

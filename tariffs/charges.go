@@ -1,0 +1,242 @@
+package tariffs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/charges"
+)
+
+// DemandCharge is one demand (capacity) charge of a tariff: per local month, the highest
+// mean power over its matching intervals (at least MinimumKW) times RatePerKW
+// (docs/costs.md, "Bill charges").
+type DemandCharge struct {
+	Months          []string      `json:"months,omitempty"`
+	DaysAndHours    []DemandHours `json:"days_and_hours,omitempty"`
+	RatePerKW       *float64      `json:"rate_per_kw"`
+	IntervalMinutes *int          `json:"interval_minutes"`
+	MinimumKW       float64       `json:"minimum_kw"`
+}
+
+// DemandHours are the days and times of day a demand charge counts, in the schedule grammar.
+type DemandHours struct {
+	Days  []DayName         `json:"days"`
+	Hours []DemandHourRange `json:"hours"`
+}
+
+// DemandHourRange is a time-of-day range [valid_from, valid_to) of a demand charge.
+type DemandHourRange struct {
+	ValidFrom string `json:"valid_from"`
+	ValidTo   string `json:"valid_to"`
+}
+
+// Bounds of the bill charges of a tariff.
+const (
+	maxDemandCharges  = 16
+	maxDemandWindows  = 96
+	defaultIntervalMn = 15
+)
+
+// validateCharges checks standing_charge, demand_charges and tax_percentage.
+func (in *Input) validateCharges(p *kwhouse.Problems) {
+	if in.StandingCharge != nil {
+		switch {
+		case !kwhouse.Within(*in.StandingCharge, kwhouse.MaxPrice) || *in.StandingCharge < 0:
+			p.Add("invalid_number", "standing_charge", "standing_charge must be a number from 0 to %g", kwhouse.MaxPrice)
+		case in.Direction == Export:
+			p.Add("unsupported_combination", "standing_charge", "a standing charge belongs on an IMPORT tariff")
+		}
+	}
+	if in.TaxPercentage != nil && !(*in.TaxPercentage >= 0 && *in.TaxPercentage <= 100) {
+		p.Add("invalid_number", "tax_percentage", "tax_percentage must be a number from 0 to 100")
+	}
+	if len(in.DemandCharges) > maxDemandCharges {
+		p.Add("too_many_items", "demand_charges", "at most %d demand charges", maxDemandCharges)
+		return
+	}
+	for i := range in.DemandCharges {
+		if _, err := in.DemandCharges[i].compile(fmt.Sprintf("demand_charges[%d]", i)); err != nil {
+			p.AddErr(err)
+		}
+	}
+}
+
+// compile checks d (its errors name path) and returns when it counts and its numbers.
+func (d *DemandCharge) compile(path string) (charges.Demand, error) {
+	var out charges.Demand
+	switch {
+	case d.RatePerKW == nil:
+		return out, kwhouse.Invalid("parameter_missing", path+".rate_per_kw", "rate_per_kw is required")
+	case !kwhouse.Within(*d.RatePerKW, kwhouse.MaxPrice) || *d.RatePerKW < 0:
+		return out, kwhouse.Invalid("invalid_number", path+".rate_per_kw", "rate_per_kw must be a number from 0 to %g", kwhouse.MaxPrice)
+	case !kwhouse.Within(d.MinimumKW, kwhouse.MaxTierKWh) || d.MinimumKW < 0:
+		return out, kwhouse.Invalid("invalid_number", path+".minimum_kw", "minimum_kw must be a number from 0 to %g", kwhouse.MaxTierKWh)
+	}
+	minutes := defaultIntervalMn
+	if d.IntervalMinutes != nil {
+		minutes = *d.IntervalMinutes
+	}
+	if minutes != 15 && minutes != 30 && minutes != 60 {
+		return out, kwhouse.Invalid("invalid_value", path+".interval_minutes", "interval_minutes must be 15, 30 or 60")
+	}
+	covers, err := d.window(path)
+	if err != nil {
+		return out, err
+	}
+	return charges.Demand{Covers: covers, RatePerKW: *d.RatePerKW, Interval: time.Duration(minutes) * time.Minute,
+		MinimumKW: d.MinimumKW}, nil
+}
+
+// window compiles the months, days and hours of d (absent: all) into a test of a local time.
+func (d *DemandCharge) window(path string) (func(time.Time) bool, error) {
+	months := d.Months
+	if len(months) == 0 {
+		months = []string{"All"}
+	}
+	base, err := ScheduleEntry{Months: months}.match(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.DaysAndHours) > maxDemandWindows {
+		return nil, kwhouse.Invalid("too_many_items", path+".days_and_hours", "at most %d entries", maxDemandWindows)
+	}
+	var rules []rule
+	for j, dh := range d.DaysAndHours {
+		pj := fmt.Sprintf("%s.days_and_hours[%d]", path, j)
+		days, _, err := parseDays(pj+".days", dh.Days)
+		if err != nil {
+			return nil, err
+		}
+		if len(dh.Hours) == 0 {
+			return nil, kwhouse.Invalid("parameter_missing", pj+".hours", "at least one hours entry is needed")
+		}
+		for k, h := range dh.Hours {
+			r := base
+			r.days = days
+			pk := fmt.Sprintf("%s.hours[%d]", pj, k)
+			if r.from, err = parseClock(h.ValidFrom, false); err != nil {
+				return nil, kwhouse.Invalid("invalid_time", pk+".valid_from", "%v", err)
+			}
+			if r.to, err = parseClock(h.ValidTo, true); err != nil {
+				return nil, kwhouse.Invalid("invalid_time", pk+".valid_to", "%v", err)
+			}
+			rules = append(rules, r)
+		}
+	}
+	return func(l time.Time) bool { return covers(base, rules, l) }, nil
+}
+
+// covers reports whether local time l is in the months of base and, when rules are
+// given, in the days and hours of one of them (valid_from > valid_to wraps within the
+// date, as in a schedule).
+func covers(base rule, rules []rule, l time.Time) bool {
+	if !base.months[int(l.Month())] {
+		return false
+	}
+	if len(rules) == 0 {
+		return true
+	}
+	wd := int(l.Weekday())
+	if wd == 0 {
+		wd = 7
+	}
+	sec := l.Hour()*3600 + l.Minute()*60 + l.Second()
+	for _, r := range rules {
+		if !r.days[wd] {
+			continue
+		}
+		if (r.from < r.to && sec >= r.from && sec < r.to) || (r.from > r.to && (sec < r.to || sec >= r.from)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Charges is what t charges beyond energy, for the charges package.
+func (t *Tariff) Charges() (charges.Tariff, error) {
+	zone, err := catalog.LoadZone(t.Timezone)
+	if err != nil {
+		return charges.Tariff{}, fmt.Errorf("zone of tariff %s: %w", t.ID, err)
+	}
+	out := charges.Tariff{ID: t.ID, Zone: zone, From: t.ContractStartDate.Time(), To: t.ContractEndDate.Time(),
+		Standing: deref(t.StandingCharge), TaxPercent: deref(t.TaxPercentage)}
+	for i := range t.DemandCharges {
+		d, err := t.DemandCharges[i].compile(fmt.Sprintf("demand_charges[%d]", i))
+		if err != nil {
+			return charges.Tariff{}, fmt.Errorf("tariff %s: %w", t.ID, err)
+		}
+		out.Demand = append(out.Demand, d)
+	}
+	return out, nil
+}
+
+// withDefaults returns the demand charges as stored: interval_minutes filled in.
+func withDefaults(ds []DemandCharge) []DemandCharge {
+	out := make([]DemandCharge, len(ds))
+	for i, d := range ds {
+		if d.IntervalMinutes == nil {
+			n := defaultIntervalMn
+			d.IntervalMinutes = &n
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// HasCharges reports whether t charges anything beyond energy.
+func (t *Tariff) HasCharges() bool {
+	return deref(t.StandingCharge) != 0 || len(t.DemandCharges) > 0 || deref(t.TaxPercentage) != 0
+}
+
+// ChargesOf returns what the tariffs of direction at a location charge beyond energy
+// (those that charge nothing more are left out).
+func (s *Service) ChargesOf(ctx context.Context, scope kwhouse.Scope, locationID, direction string) ([]charges.Tariff, error) {
+	ts, err := s.readTariffs(ctx, scope, locationID)
+	if err != nil {
+		return nil, err
+	}
+	return chargesOf(ts, direction)
+}
+
+// FleetChargesOf is ChargesOf for many locations, from one read of the scope's tariffs.
+func (s *Service) FleetChargesOf(ctx context.Context, scope kwhouse.Scope, locationIDs []string, direction string) (map[string][]charges.Tariff, error) {
+	all, err := s.scopes.Get(ctx, scope, "", func() ([]Tariff, error) { return s.ofScope(ctx, scope) })
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(locationIDs))
+	for _, id := range locationIDs {
+		want[id] = true
+	}
+	byLocation := map[string][]Tariff{}
+	for _, t := range all {
+		if want[t.LocationID] {
+			byLocation[t.LocationID] = append(byLocation[t.LocationID], t)
+		}
+	}
+	out := make(map[string][]charges.Tariff, len(byLocation))
+	for id, ts := range byLocation {
+		if out[id], err = chargesOf(ts, direction); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func chargesOf(ts []Tariff, direction string) ([]charges.Tariff, error) {
+	var out []charges.Tariff
+	for i := range ts {
+		if ts[i].Direction != direction || !ts[i].HasCharges() {
+			continue
+		}
+		c, err := ts[i].Charges()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
