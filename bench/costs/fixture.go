@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/tariffs"
@@ -170,7 +171,7 @@ func tariffOf(kind, location, market string) tariffs.Input {
 		// capacity charge with its 2.5 kW floor, and 5% VAT.
 		StandingCharge: ptr(0.45), TaxPercentage: ptr(5.0),
 		DemandCharges: []tariffs.DemandCharge{{RatePerKW: ptr(3.5), MinimumKW: 2.5}}}
-	schedule := touSchedule
+	schedule := benchkit.TOUSchedule
 	switch kind {
 	case kindTiered:
 		schedule = tieredSchedule
@@ -184,15 +185,6 @@ func tariffOf(kind, location, market string) tariffs.Input {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// touSchedule: night 00:00–07:00 0.09, day 0.25, peak 16:00–19:00 0.38 (weekdays), weekend day 0.22.
-const touSchedule = `[{"months":["All"],"days_and_hours":[
- {"days":["Weekday"],"hours":[{"valid_from":"00:00:00","valid_to":"07:00:00","rate":[{"fixed":0.09}]},
-   {"valid_from":"07:00:00","valid_to":"16:00:00","rate":[{"fixed":0.25}]},
-   {"valid_from":"16:00:00","valid_to":"19:00:00","rate":[{"fixed":0.38}]},
-   {"valid_from":"19:00:00","valid_to":"00:00:00","rate":[{"fixed":0.25}]}]},
- {"days":["Weekend"],"hours":[{"valid_from":"00:00:00","valid_to":"07:00:00","rate":[{"fixed":0.09}]},
-   {"valid_from":"07:00:00","valid_to":"00:00:00","rate":[{"fixed":0.22}]}]}]}]`
 
 // tieredSchedule: the first 200 kWh of a month at 0.18, the rest at 0.29.
 const tieredSchedule = `[{"months":["All"],"days_and_hours":[{"days":["All"],"hours":[
@@ -234,7 +226,7 @@ func insertReadings(ctx context.Context, a *app.App, fx *fixture, first, last in
 	for i := first; i < last; i++ {
 		loc := fx.locations[i]
 		for t := from; t.Before(to); t = t.Add(30 * time.Minute) {
-			wh := 150 + float64((i*37+t.Hour()*11+t.Day()*7)%400)
+			wh := benchkit.FleetWh(i, t)
 			if err := b.Append(fx.scope.AccountID, uint8(0), loc, "", "IMPORT", "IMPORT", t, t.Add(30*time.Minute), wh, 1.0, "", "", "bat_bench", uint64(1)); err != nil {
 				_ = b.Abort()
 				return err
