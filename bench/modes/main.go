@@ -5,8 +5,10 @@
 // servers of make services): the demo fleet loaded through the API (seconds), ingest
 // (records/s of -batches PUT /meters/interval requests of 10,000 records, one client),
 // then p50/p99 of a location's month by DAY (POST /costs/interval) and of the fleet's
-// month by DAY (POST /costs/fleet), each asked -requests times after one cold request.
-// Run: make bench-modes.
+// month by DAY (POST /costs/fleet), each asked -requests times after one cold request;
+// then, in an account of its own, a synthetic fleet of -fleet locations (bench/costs'
+// time-of-use tariff, June 2024's half-hours) loaded through the API (seconds) and its
+// month by DAY as CSV, one cold request and -fleet-requests more. Run: make bench-modes.
 package main
 
 import (
@@ -29,29 +31,38 @@ func main() {
 	data := flag.String("data", "../shared/data", "the demo's public data files")
 	requests := flag.Int("requests", 50, "requests of each shape after the cold one")
 	batches := flag.Int("batches", 20, "ingest requests of 10,000 records")
+	fleetN := flag.Int("fleet", 1000, "locations of the synthetic fleet (0: skip it)")
+	fleetRequests := flag.Int("fleet-requests", 10, "requests of the synthetic fleet's month after the cold one")
 	flag.Parse()
 	fleet, missing, err := demo.ReadDir(*data, demo.Window[0], demo.Window[1])
 	if err != nil || len(missing) > 0 {
 		log.Fatalf("demo data in %s: %v (missing %v)", *data, err, missing)
 	}
-	fmt.Println("| mode | demo fleet load | ingest, records/s | location month by DAY: cold, p50 / p99 | fleet month by DAY: cold, p50 / p99 |")
-	fmt.Println("| --- | --- | --- | --- | --- |")
+	o := options{requests: *requests, batches: *batches, fleet: *fleetN, fleetRequests: *fleetRequests}
+	fmt.Printf("| mode | demo fleet load | ingest, records/s | location month by DAY: cold, p50 / p99 | fleet month by DAY: cold, p50 / p99 "+
+		"| %d-location fleet load | its month by DAY (CSV): cold, p50 / p99 |\n", o.fleet)
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
 	for _, mode := range []string{"server", "embedded"} {
-		r, err := run(context.Background(), mode, fleet, *requests, *batches)
+		r, err := run(context.Background(), mode, fleet, o)
 		if err != nil {
 			log.Fatalf("%s: %v", mode, err)
 		}
-		fmt.Printf("| %s | %.1f s | %.0f | %s | %s |\n", mode, r.load.Seconds(), r.recordsPerSec, r.location, r.fleet)
+		fmt.Printf("| %s | %.1f s | %.0f | %s | %s | %s | %s |\n", mode, r.load.Seconds(), r.recordsPerSec, r.location, r.fleet, r.bigLoad, r.bigMonth)
 	}
 }
 
-type result struct {
-	load            time.Duration
-	recordsPerSec   float64
-	location, fleet string
+type options struct {
+	requests, batches, fleet, fleetRequests int
 }
 
-func run(ctx context.Context, mode string, fleet demo.Fleet, n, batches int) (result, error) {
+type result struct {
+	load              time.Duration
+	recordsPerSec     float64
+	location, fleet   string
+	bigLoad, bigMonth string // the synthetic fleet's: "skipped" without -fleet
+}
+
+func run(ctx context.Context, mode string, fleet demo.Fleet, o options) (result, error) {
 	a, closeFn, err := start(ctx, mode)
 	if err != nil {
 		return result{}, err
@@ -75,6 +86,7 @@ func run(ctx context.Context, mode string, fleet demo.Fleet, n, batches int) (re
 	r := result{load: time.Since(t0)}
 	month := map[string]any{"start_time": "2020-12-01T00:00:00Z", "end_time": "2021-01-01T00:00:00Z"}
 	interval := "/costs/interval/" + loaded.Locations[0] + "?direction=IMPORT&aggregation=DAY"
+	n := o.requests
 	if r.location, err = measure(ctx, c, interval, month, n); err != nil {
 		return r, err
 	}
@@ -85,8 +97,27 @@ func run(ctx context.Context, mode string, fleet demo.Fleet, n, batches int) (re
 	if r.fleet, err = measure(ctx, c, "/costs/fleet", body, n); err != nil {
 		return r, err
 	}
-	r.recordsPerSec, err = ingest(ctx, c, batches) // last: its location is not the demo fleet's
+	if r.recordsPerSec, err = ingest(ctx, c, o.batches); err != nil { // after the demo's shapes: its location is not the demo fleet's
+		return r, err
+	}
+	r.bigLoad, r.bigMonth, err = bigFleet(ctx, a, base, o)
 	return r, err
+}
+
+// bigFleet loads the synthetic fleet of o.fleet locations and times its month by DAY:
+// the load in seconds and "cold, p50 / p99".
+func bigFleet(ctx context.Context, a *app.App, base string, o options) (string, string, error) {
+	if o.fleet == 0 {
+		return "skipped", "skipped", nil
+	}
+	t0 := time.Now()
+	c, err := loadFleet(ctx, a, base, o.fleet)
+	if err != nil {
+		return "", "", err
+	}
+	took := fmt.Sprintf("%.1f s", time.Since(t0).Seconds())
+	month, err := timed(ctx, c, o.fleetRequests, fleetCSV(o.fleet))
+	return took, month, err
 }
 
 // ingest sends batches requests of 10,000 one-minute records of a new location, one
@@ -119,11 +150,16 @@ func ingest(ctx context.Context, c *demo.Client, batches int) (float64, error) {
 
 // measure sends one cold request, then n more, and renders "cold, p50 / p99" in ms.
 func measure(ctx context.Context, c *demo.Client, path string, body any, n int) (string, error) {
+	return timed(ctx, c, n, func(ctx context.Context, c *demo.Client) error { return c.Do(ctx, "POST", path, body, nil) })
+}
+
+// timed runs ask once cold, then n more times, and renders "cold, p50 / p99" in ms.
+func timed(ctx context.Context, c *demo.Client, n int, ask func(context.Context, *demo.Client) error) (string, error) {
 	lat := make([]time.Duration, 0, n)
 	var cold time.Duration
 	for i := 0; i <= n; i++ {
 		t0 := time.Now()
-		if err := c.Do(ctx, "POST", path, body, nil); err != nil {
+		if err := ask(ctx, c); err != nil {
 			return "", err
 		}
 		if i == 0 {
