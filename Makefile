@@ -127,7 +127,7 @@ bench-webhooks: services ## Webhooks: 10,000 events/min to 3 loopback endpoints,
 	$(GO) run ./bench/webhooks
 
 .PHONY: bench-modes
-bench-modes: services ## Embedded vs server mode: demo fleet load, a location's and the fleet's month by DAY
+bench-modes: services ## Embedded vs server mode: demo fleet load, a location's and the fleet's month by DAY; a 1,000-location fleet's month
 	@scripts/services.sh toolchain
 	@dir=$(CHDB_DIR) && $(CHDB_ENV) $(GO) run -tags chdb ./bench/modes
 
