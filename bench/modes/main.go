@@ -6,8 +6,8 @@
 // (records/s of -batches PUT /meters/interval requests of 10,000 records, one client),
 // then p50/p99 of a location's month by DAY (POST /costs/interval) and of the fleet's
 // month by DAY (POST /costs/fleet), each asked -requests times after one cold request;
-// then, in an account of its own, a synthetic fleet of -fleet locations (bench/costs'
-// time-of-use tariff, June 2024's half-hours) loaded through the API (seconds) and its
+// then, in an account of its own, a synthetic fleet of -fleet locations (a tariff of
+// benchkit.TOUSchedule, June 2024's half-hours) loaded through the API (seconds) and its
 // month by DAY as CSV, one cold request and -fleet-requests more. Run: make bench-modes.
 package main
 
