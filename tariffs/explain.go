@@ -2,9 +2,6 @@ package tariffs
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/kwhouse/kwhouse/catalog"
 )
 
 // Explained is a stretch of a tariff's schedule with the entry that prices it, for
@@ -17,13 +14,9 @@ type Explained struct {
 // Explain returns the stretches of t over [from, to), each with its schedule entry,
 // adjacent stretches of the same entry and tier period merged; it stops when ctx ends.
 func (t *Tariff) Explain(ctx context.Context, from, to int64) ([]Explained, error) {
-	rules, err := t.Schedule.compile(t.MarketRates)
+	rules, loc, err := t.compiled()
 	if err != nil {
-		return nil, fmt.Errorf("compile schedule of %s: %w", t.ID, err)
-	}
-	loc, err := catalog.LoadZone(t.Timezone)
-	if err != nil {
-		return nil, fmt.Errorf("zone of %s: %w", t.ID, err)
+		return nil, err
 	}
 	var out []Explained
 	err = walk(ctx, rules, loc, t.TierPeriod, from, to, func(p Period, r *rule) {

@@ -130,15 +130,24 @@ func (s *Service) loadYears(ctx context.Context, scope kwhouse.Scope, ids []stri
 // Periods returns the UTC rate periods of t over [from, to), computed from its schedule;
 // it stops with ctx's error when ctx ends.
 func (t *Tariff) Periods(ctx context.Context, from, to int64) ([]Period, error) {
+	rules, loc, err := t.compiled()
+	if err != nil {
+		return nil, err
+	}
+	return expand(ctx, rules, loc, t.TierPeriod, from, to)
+}
+
+// compiled returns t's schedule rules and its zone: what expanding and explaining it start from.
+func (t *Tariff) compiled() ([]rule, *time.Location, error) {
 	rules, err := t.Schedule.compile(t.MarketRates)
 	if err != nil {
-		return nil, fmt.Errorf("compile schedule of %s: %w", t.ID, err)
+		return nil, nil, fmt.Errorf("compile schedule of %s: %w", t.ID, err)
 	}
 	loc, err := catalog.LoadZone(t.Timezone)
 	if err != nil {
-		return nil, fmt.Errorf("zone of %s: %w", t.ID, err)
+		return nil, nil, fmt.Errorf("zone of %s: %w", t.ID, err)
 	}
-	return expand(ctx, rules, loc, t.TierPeriod, from, to)
+	return rules, loc, nil
 }
 
 // expandYears writes the periods of the given years in one batch, then records the years

@@ -82,6 +82,12 @@ func (r *Reviser) Revising(ctx context.Context, scope kwhouse.Scope, records []i
 	if len(spans) == 0 {
 		return func(context.Context, bool) {}, nil
 	}
+	return r.revise(ctx, scope, spans)
+}
+
+// revise locks spans, prices them before the write, and returns what, once the write is
+// done, prices them again and reports the changes: the one way readings and prices revise.
+func (r *Reviser) revise(ctx context.Context, scope kwhouse.Scope, spans revisedSpans) (func(context.Context, bool), error) {
 	unlock, err := r.lock(ctx, spans)
 	if err != nil {
 		return nil, err

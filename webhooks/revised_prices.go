@@ -41,19 +41,7 @@ func (r *Reviser) RevisingPrices(ctx context.Context, scope kwhouse.Scope, ch ta
 	if err != nil || len(spans) == 0 {
 		return none, err
 	}
-	unlock, err := r.lock(ctx, spans)
-	if err != nil {
-		return nil, err
-	}
-	for _, sp := range spans {
-		sp.before = r.price(ctx, scope, sp)
-	}
-	return func(ctx context.Context, written bool) {
-		defer unlock()
-		if written {
-			r.report(ctx, scope, spans)
-		}
-	}, nil
+	return r.revise(ctx, scope, spans)
 }
 
 // pricedDays returns the closed local days with readings of the locations that overlap
