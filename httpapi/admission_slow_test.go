@@ -24,6 +24,29 @@ func admissionOf(queries int, wait, read, write time.Duration) apitest.Options {
 	}}
 }
 
+// trickleBody sends request line req of account auth with a JSON body announced at 100,000
+// bytes that opens with open, then a byte every 100 ms until the test ends: a body that
+// never completes.
+func trickleBody(t *testing.T, conn net.Conn, req, auth, open string) {
+	t.Helper()
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	fmt.Fprintf(conn, "%s HTTP/1.1\r\nHost: kwhouse\r\nAuthorization: %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n%s", req, auth, open)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+				if _, err := conn.Write([]byte(" ")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+}
+
 // dialSmall connects to the API with a 4 KiB receive buffer: a client that stops reading
 // stalls the server's writes after a few megabytes at most.
 func dialSmall(t *testing.T, api *apitest.API) net.Conn {
@@ -44,24 +67,8 @@ func dialSmall(t *testing.T, api *apitest.API) net.Conn {
 // 2-core box: two at once, one per account.)
 func TestSlowBodiesHoldNoCostTurn(t *testing.T) {
 	api := apitest.Start(t, admissionOf(2, 3*time.Second, 30*time.Second, time.Minute))
-	done := make(chan struct{})
-	defer close(done)
 	for _, name := range []string{"slow-a", "slow-b"} {
-		conn := dialSmall(t, api)
-		fmt.Fprintf(conn, "POST /costs/fleet HTTP/1.1\r\nHost: kwhouse\r\nAuthorization: %s\r\n"+
-			"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", api.NewAccount(name).Test())
-		go func() { // a byte every 100 ms until the test ends: the body never completes
-			for {
-				select {
-				case <-done:
-					return
-				case <-time.After(100 * time.Millisecond):
-					if _, err := conn.Write([]byte(" ")); err != nil {
-						return
-					}
-				}
-			}
-		}()
+		trickleBody(t, dialSmall(t, api), "POST /costs/fleet", api.NewAccount(name).Test(), "{")
 	}
 	time.Sleep(500 * time.Millisecond) // both requests are in the server, their handlers running
 	c := api.NewAccount("prompt")

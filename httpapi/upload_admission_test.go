@@ -35,22 +35,8 @@ func trickle(t *testing.T, api *apitest.API, auth string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	t.Cleanup(func() { close(done); conn.Close() })
-	fmt.Fprintf(conn, "PUT /meters/interval HTTP/1.1\r\nHost: kwhouse\r\nAuthorization: %s\r\n"+
-		"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n[", auth)
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(100 * time.Millisecond):
-				if _, err := conn.Write([]byte(" ")); err != nil {
-					return
-				}
-			}
-		}
-	}()
+	t.Cleanup(func() { conn.Close() })
+	trickleBody(t, conn, "PUT /meters/interval", auth, "[")
 }
 
 // An account whose uploads hold all of its turns gets back-pressure for one more — 429
