@@ -159,7 +159,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 		Tariffs:            a.Tariffs,
 		Pricer:             a.Pricer,
 		Connect:            connect.New(a.Catalog, a.Tariffs, docs, cfg.Connect.TokenTTL, now),
-		Schedules: schedules.New(a.Catalog, a.Pricer, docs, schedules.Limits{Horizon: cfg.Schedules.Horizon,
+		Schedules: schedules.New(a.Catalog, a.Pricer, docs, a.DB, schedules.Limits{Horizon: cfg.Schedules.Horizon,
 			MaxDevices: cfg.Schedules.MaxDevices}, now),
 		Carbon:              a.Carbon,
 		Limits:              a.Limits,

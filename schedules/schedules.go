@@ -11,6 +11,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/docstore"
 	"github.com/kwhouse/kwhouse/query"
 )
@@ -36,13 +37,15 @@ type Service struct {
 	catalog *catalog.Catalog
 	pricer  *query.Pricer
 	docs    *docstore.Store
+	placed  *placements
 	limits  Limits
 	now     func() time.Time
 }
 
-// New returns a Service that prices plans with pricer and keeps them in docs.
-func New(cat *catalog.Catalog, pricer *query.Pricer, docs *docstore.Store, limits Limits, now func() time.Time) *Service {
-	return &Service{catalog: cat, pricer: pricer, docs: docs, limits: limits, now: now}
+// New returns a Service that prices plans with pricer, keeps them in docs and reads
+// where devices report from in db.
+func New(cat *catalog.Catalog, pricer *query.Pricer, docs *docstore.Store, db *chstore.DB, limits Limits, now func() time.Time) *Service {
+	return &Service{catalog: cat, pricer: pricer, docs: docs, placed: newPlacements(db), limits: limits, now: now}
 }
 
 // Options are kwhouse's own choices beside FlatPeak's body (query parameters).

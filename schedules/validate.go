@@ -183,7 +183,8 @@ func checkOptions(p *kwhouse.Problems, opt Options) {
 
 // resolve validates the request and looks up the location and devices it names: an
 // unknown one, or a device whose records of the last deviceLookback are all at other
-// locations, is a 400 naming the field. One lookup answers for all devices.
+// locations, is a 400 naming the field. Devices remembered as placed at the location
+// (placements) need no read; the others are looked up at once, in one round trip's wait.
 func (s *Service) resolve(ctx context.Context, scope kwhouse.Scope, req Request, opt Options, now time.Time) (need, error) {
 	n, err := s.validate(req, opt, now)
 	if err != nil {
@@ -196,18 +197,8 @@ func (s *Service) resolve(ctx context.Context, scope kwhouse.Scope, req Request,
 	for i, d := range n.devices {
 		ids[i] = d.req.DeviceID
 	}
-	var exists func(string) bool
-	var elsewhere map[string]string
-	g, gctx := errgroup.WithContext(ctx) // both at once: one round trip's wait
-	g.Go(func() (err error) {
-		exists, err = s.docs.ExistingIDs(gctx, scope, catalog.KindDevice, ids)
-		return err
-	})
-	g.Go(func() (err error) {
-		elsewhere, err = s.pricer.DevicesElsewhere(gctx, scope, req.LocationID, ids, now.Add(-deviceLookback), now)
-		return err
-	})
-	if err := g.Wait(); err != nil {
+	exists, elsewhere, err := s.lookUpDevices(ctx, scope, req.LocationID, ids, now)
+	if err != nil {
 		return n, err
 	}
 	var p kwhouse.Problems
@@ -220,6 +211,35 @@ func (s *Service) resolve(ctx context.Context, scope kwhouse.Scope, req Request,
 		}
 	}
 	return n, p.Err()
+}
+
+// lookUpDevices says which of ids are devices of the scope, and which of them report only
+// from other locations (with one of those). The reads run at once: the document lookup
+// (ids found are remembered for a minute), the placement of the devices not remembered as
+// placed at the location, and the elsewhere check of those same devices.
+func (s *Service) lookUpDevices(ctx context.Context, scope kwhouse.Scope, location string, ids []string, now time.Time) (func(string) bool, map[string]string, error) {
+	var exists func(string) bool
+	elsewhere := map[string]string{}
+	unknown := s.placed.unknown(scope, location, ids, now)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		exists, err = s.docs.ExistingIDs(gctx, scope, catalog.KindDevice, ids)
+		return err
+	})
+	if len(unknown) > 0 {
+		g.Go(func() error {
+			_, err := s.placed.read(gctx, scope, location, unknown, now)
+			return err
+		})
+		g.Go(func() (err error) {
+			elsewhere, err = s.pricer.DevicesElsewhere(gctx, scope, location, unknown, now.Add(-deviceLookback), now)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return exists, elsewhere, nil
 }
 
 // deviceLookback is how far back a device's records place it at a location.
