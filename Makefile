@@ -123,7 +123,7 @@ bench-schedules: services ## POST /schedules: p50/p99 of 24 h × 10 devices and 
 	$(GO) run ./bench/schedules
 
 .PHONY: bench-webhooks
-bench-webhooks: services ## Webhooks: 10,000 events/min to 3 loopback endpoints, then beside a dead one; p99 event-to-delivery, memory
+bench-webhooks: services build ## Webhooks: 10,000 events/min to 3 loopback endpoints (4 min), then beside a dead one (2 min); p99 event-to-delivery, kwhouse memory (its own process)
 	$(GO) run ./bench/webhooks
 
 .PHONY: bench-modes

@@ -1,9 +1,10 @@
 // Command webhooks benchmarks webhook delivery: events made through the API at a steady
 // rate (device.create, 10,000 a minute by default) fanned out to three endpoints on
-// loopback, then the same with a fourth endpoint that never answers. It prints the p50,
-// p99 and max event-to-delivery time per phase (from the creating request's start to the
-// endpoint receiving the event) and the process's heap and RSS through the run.
-// Run: make bench-webhooks.
+// loopback, then the same with a fourth endpoint that never answers. kwhouse runs as its
+// own process (`bin/kwhouse serve`), so its memory is measured apart from the bench's
+// bookkeeping. It prints the p50, p99 and max event-to-delivery time per phase and
+// kwhouse's Go heap after a GC, RSS and goroutines through the run. Run: make
+// bench-webhooks.
 package main
 
 import (
@@ -16,31 +17,40 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	_ "net/http/pprof"
-	"os"
-	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/accounts"
 	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/schema"
 )
 
 func main() {
-	perMinute := flag.Int("per-minute", 10000, "events a minute")
-	seconds := flag.Int("seconds", 60, "length of each phase")
-	pprofAddr := flag.String("pprof", "", "serve Go pprof on this loopback address")
+	var o options
+	flag.IntVar(&o.perMinute, "per-minute", 10000, "events a minute")
+	flag.DurationVar(&o.phase, "phase", 4*time.Minute, "length of the phase with 3 endpoints")
+	flag.DurationVar(&o.deadPhase, "dead-phase", 2*time.Minute, "length of the phase beside an endpoint that never answers")
+	flag.DurationVar(&o.sample, "sample", 15*time.Second, "interval of kwhouse's memory samples")
+	flag.StringVar(&o.bin, "bin", "bin/kwhouse", "kwhouse binary, run as its own process (`kwhouse serve`)")
+	flag.IntVar(&o.port, "port", 18090, "loopback port of the kwhouse under test")
+	flag.StringVar(&o.heapProfile, "heapprofile", "", "write kwhouse's heap profiles (after a GC) at the start and the end to FILE.start and FILE.end")
 	flag.Parse()
-	if *pprofAddr != "" {
-		go func() { log.Println(http.ListenAndServe(*pprofAddr, nil)) }()
-	}
-	if err := run(*perMinute, time.Duration(*seconds)*time.Second); err != nil {
+	if err := run(o); err != nil {
 		log.Fatal(err)
 	}
 }
+
+type options struct {
+	perMinute        int
+	phase, deadPhase time.Duration
+	sample           time.Duration
+	bin, heapProfile string
+	port             int
+}
+
+const database = "kwbench_webhooks"
 
 // receiver is a loopback endpoint that notes when each event arrives.
 type receiver struct {
@@ -86,27 +96,30 @@ func newReceiver(hang bool) (*receiver, error) {
 	return r, nil
 }
 
-func run(perMinute int, phase time.Duration) error {
+func run(o options) error {
 	ctx := context.Background()
-	cfg := benchkit.Config("kwbench_webhooks")
+	cfg := benchkit.Config(database)
 	if err := benchkit.DropDatabase(ctx, cfg.ClickHouse); err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		app.Options{RedisPrefix: "kwbenchhooks:"})
+	db, err := chstore.Open(ctx, cfg.ClickHouse)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	acc, err := a.Accounts.Create(ctx, "bench")
+	defer db.Close()
+	if err := schema.Apply(ctx, db, slog.Default()); err != nil {
+		return err
+	}
+	acc, err := accounts.NewStore(db, nil).Create(ctx, "bench")
 	if err != nil {
 		return err
 	}
-	base, stop, err := benchkit.Serve(ctx, a)
+	kw, err := startKwhouse(o, cfg)
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer kw.stop()
+	base := kw.base
 	var live []*receiver
 	for range 3 {
 		r, err := newReceiver(false)
@@ -118,10 +131,14 @@ func run(perMinute int, phase time.Duration) error {
 		}
 		live = append(live, r)
 	}
-	mem := startMemory()
-	fmt.Printf("webhooks: %d events/min for %v per phase, 3 loopback endpoints; webhooks.timeout %v\n", perMinute, phase, cfg.Webhooks.Timeout)
-	sent := produce(base, acc.TestKey, "a", perMinute, phase)
-	report("3 endpoints", sent, live, created(ctx, a))
+	mem := kw.sampleMemory(o.sample)
+	if err := kw.heapProfile(o.heapProfile, "start"); err != nil {
+		return err
+	}
+	fmt.Printf("webhooks: %d events/min, 3 loopback endpoints for %v, then beside one that never answers for %v; kwhouse pid %d (%s serve)\n",
+		o.perMinute, o.phase, o.deadPhase, kw.cmd.Process.Pid, o.bin)
+	sent := produce(base, acc.TestKey, "a", o.perMinute, o.phase)
+	report("3 endpoints", sent, live, created(ctx, db))
 	mem.mark("after phase 1")
 	dead, err := newReceiver(true)
 	if err != nil {
@@ -130,9 +147,12 @@ func run(perMinute int, phase time.Duration) error {
 	if err := benchkit.Call(base, acc.TestKey, "POST", "/webhooks", map[string]any{"url": dead.url}, nil); err != nil {
 		return err
 	}
-	sent = produce(base, acc.TestKey, "b", perMinute, phase)
-	report("3 endpoints + 1 that never answers", sent, live, created(ctx, a))
+	sent = produce(base, acc.TestKey, "b", o.perMinute, o.deadPhase)
+	report("3 endpoints + 1 that never answers", sent, live, created(ctx, db))
 	mem.mark("after phase 2")
+	if err := kw.heapProfile(o.heapProfile, "end"); err != nil {
+		return err
+	}
 	mem.print()
 	return nil
 }
@@ -176,9 +196,9 @@ func produce(base, key, phase string, perMinute int, d time.Duration) map[string
 var createdStmt = chstore.Register("bench.webhooks.created", "SELECT id, created_us FROM webhook_outbox")
 
 // created returns the creation time of every event, by id.
-func created(ctx context.Context, a *app.App) map[string]time.Time {
+func created(ctx context.Context, db *chstore.DB) map[string]time.Time {
 	out := map[string]time.Time{}
-	rows, err := a.DB.Query(ctx, createdStmt)
+	rows, err := db.Query(ctx, createdStmt)
 	if err != nil {
 		log.Printf("read event creation times: %v", err)
 		return out
@@ -233,57 +253,4 @@ func report(name string, made map[string]sent, rs []*receiver, createdAt map[str
 		fmt.Printf("  event created (its created_us, before the insert) → delivery: p50 %.0f ms, p99 %.0f ms, max %.0f ms (%d deliveries)\n",
 			ms(fromCreated, 50), ms(fromCreated, 99), ms(fromCreated, 100), len(fromCreated))
 	}
-}
-
-// memory samples the heap and RSS every second.
-type memory struct {
-	mu      sync.Mutex
-	samples []string
-	peak    uint64
-}
-
-func startMemory() *memory {
-	m := &memory{}
-	m.mark("start")
-	go func() {
-		for range time.Tick(time.Second) {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			m.mu.Lock()
-			m.peak = max(m.peak, ms.HeapInuse)
-			m.mu.Unlock()
-		}
-	}()
-	return m
-}
-
-func (m *memory) mark(label string) {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.samples = append(m.samples, fmt.Sprintf("%s: heap in use %.1f MiB, RSS %s", label, float64(ms.HeapInuse)/(1<<20), rss()))
-}
-
-func (m *memory) print() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, s := range m.samples {
-		fmt.Println(s)
-	}
-	fmt.Printf("peak heap in use %.1f MiB\n", float64(m.peak)/(1<<20))
-}
-
-func rss() string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:"))
-		}
-	}
-	return "?"
 }
