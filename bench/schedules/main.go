@@ -20,8 +20,12 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/bench/benchkit"
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
 )
+
+// database is the bench's own, dropped and made afresh each run.
+const database = "kwbench_schedules"
 
 const agileFile = "../shared/data/agile_A_eastern_england_2018-2021.csv"
 
@@ -40,7 +44,7 @@ func run(nSmall, nLarge, fleet int, profile string) error {
 	ctx := context.Background()
 	// Without the background bucket pricer: it prices the fleet's readings as they arrive
 	// and would be timed with the schedules.
-	a, base, closeApp, err := benchkit.StartFreshWith(ctx, "kwbench_schedules", "kwbenchsched:",
+	a, base, closeApp, err := benchkit.StartFreshWith(ctx, database, "kwbenchsched:",
 		func(c *config.Config) { c.Costs.Pricer = false })
 	if err != nil {
 		return err
@@ -70,6 +74,9 @@ func run(nSmall, nLarge, fleet int, profile string) error {
 		return err
 	}
 	fmt.Printf("readings: each device 1 at the location, %d other locations × 90 days of half-hours (%.1f s)\n", fleet, time.Since(began).Seconds())
+	began = time.Now()
+	settle(ctx, a.DB, database)
+	fmt.Printf("merges of those readings' parts waited for: %.1f s\n", time.Since(began).Seconds())
 	r := rand.New(rand.NewSource(1))
 	start := time.Now().UTC().Truncate(30 * time.Minute).Add(30 * time.Minute)
 	measure := func(what string, n, ndev int, span time.Duration) error {
@@ -91,6 +98,19 @@ func run(nSmall, nLarge, fleet int, profile string) error {
 		return err
 	}
 	return measure("7 days, 50 devices, half-hourly market prices:", nLarge, 50, 7*24*time.Hour-time.Hour)
+}
+
+// settle waits (up to a minute) until ClickHouse merges none of database's parts: the
+// fleet's readings arrive as many parts, and merging them takes the server from the
+// timed requests (their document inserts above all) for a while after.
+func settle(ctx context.Context, db *chstore.DB, database string) {
+	for i := 0; i < 600; i++ {
+		var n uint64
+		if err := db.QueryRow(ctx, chstore.Tool("SELECT count() FROM system.merges WHERE database = ?"), database).Scan(&n); err != nil || n == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // request is a site with a 40 kW supply and ndev chargers of 3.7–22 kW, each needing what
