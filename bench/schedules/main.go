@@ -80,6 +80,9 @@ func run(nSmall, nLarge, fleet int, profile string) error {
 	r := rand.New(rand.NewSource(1))
 	start := time.Now().UTC().Truncate(30 * time.Minute).Add(30 * time.Minute)
 	measure := func(what string, n, ndev int, span time.Duration) error {
+		if n == 0 {
+			return nil
+		}
 		t0 := benchkit.QueryLogStart()
 		lat := make([]time.Duration, 0, n)
 		for i := 0; i < n; i++ {
