@@ -62,26 +62,24 @@ func (p *placements) unknown(scope kwhouse.Scope, location string, ids []string,
 }
 
 // read looks up which of ids have a record at the location starting in
-// [now − deviceLookback, now), remembers them, and returns them.
-func (p *placements) read(ctx context.Context, scope kwhouse.Scope, location string, ids []string, now time.Time) (map[string]bool, error) {
-	placed := map[string]bool{}
+// [now − deviceLookback, now), and remembers them.
+func (p *placements) read(ctx context.Context, scope kwhouse.Scope, location string, ids []string, now time.Time) error {
 	if len(ids) == 0 {
-		return placed, nil
+		return nil
 	}
 	rows, err := p.db.Query(ctx, placedStmt, scope.AccountID, scope.LiveByte(), location, chstore.Set(ids),
 		uint32(now.Add(-deviceLookback).Unix()), uint32(now.Unix()))
 	if err != nil {
-		return nil, fmt.Errorf("devices placed at %s: %w", location, err)
+		return fmt.Errorf("devices placed at %s: %w", location, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id string
 		var latest time.Time
 		if err := rows.Scan(&id, &latest); err != nil {
-			return nil, fmt.Errorf("scan device placement: %w", err)
+			return fmt.Errorf("scan device placement: %w", err)
 		}
-		placed[id] = true
 		p.until.Add(placementKey{scope, location, id}, latest.Add(deviceLookback).Unix())
 	}
-	return placed, rows.Err()
+	return rows.Err()
 }

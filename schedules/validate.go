@@ -227,10 +227,7 @@ func (s *Service) lookUpDevices(ctx context.Context, scope kwhouse.Scope, locati
 		return err
 	})
 	if len(unknown) > 0 {
-		g.Go(func() error {
-			_, err := s.placed.read(gctx, scope, location, unknown, now)
-			return err
-		})
+		g.Go(func() error { return s.placed.read(gctx, scope, location, unknown, now) })
 		g.Go(func() (err error) {
 			elsewhere, err = s.pricer.DevicesElsewhere(gctx, scope, location, unknown, now.Add(-deviceLookback), now)
 			return err
