@@ -33,8 +33,8 @@ func main() {
 	flag.DurationVar(&o.phase, "phase", 4*time.Minute, "length of the phase with 3 endpoints")
 	flag.DurationVar(&o.deadPhase, "dead-phase", 2*time.Minute, "length of the phase beside an endpoint that never answers")
 	flag.DurationVar(&o.sample, "sample", 15*time.Second, "interval of kwhouse's memory samples")
-	flag.StringVar(&o.bin, "bin", "bin/kwhouse", "kwhouse binary, run as its own process (`kwhouse serve`)")
-	flag.IntVar(&o.port, "port", 18090, "loopback port of the kwhouse under test")
+	flag.StringVar(&o.bin, "bin", "bin/kwhouse", "kwhouse binary, run as its own process (kwhouse serve)")
+	flag.IntVar(&o.port, "port", 18090, "loopback port of the kwhouse under test (its pprof on the next one)")
 	flag.StringVar(&o.heapProfile, "heapprofile", "", "write kwhouse's heap profiles (after a GC) at the start and the end to FILE.start and FILE.end")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -42,6 +42,7 @@ func main() {
 	}
 }
 
+// options are the flags.
 type options struct {
 	perMinute        int
 	phase, deadPhase time.Duration
@@ -50,6 +51,7 @@ type options struct {
 	port             int
 }
 
+// database is the bench's own, dropped and made afresh each run.
 const database = "kwbench_webhooks"
 
 // receiver is a loopback endpoint that notes when each event arrives.
