@@ -91,8 +91,9 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 	var stored []storedBucket
 	var counts []countRow
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { stored, err = c.storedBuckets(gctx, args, len(b.ids)*int(dayNumber(last)-dayNumber(first)+1)); return err })
-	g.Go(func() (err error) { counts, err = c.changeCounts(gctx, args); return err })
+	about := len(b.ids) * int(dayNumber(last)-dayNumber(first)+1) // a bucket a location and day
+	g.Go(func() (err error) { stored, err = c.storedBuckets(gctx, args, about); return err })
+	g.Go(func() (err error) { counts, err = c.changeCounts(gctx, args, about+6*len(b.ids)); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -122,13 +123,14 @@ func (c *Pricer) storedBuckets(ctx context.Context, args []any, about int) ([]st
 	return out, rows.Err()
 }
 
-func (c *Pricer) changeCounts(ctx context.Context, args []any) ([]countRow, error) {
+// changeCounts reads bucket_counts; about is how many rows to make room for.
+func (c *Pricer) changeCounts(ctx context.Context, args []any, about int) ([]countRow, error) {
 	rows, err := c.db.Query(ctx, bucketCountsStmt.With(bucketCountsSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("change counts of priced buckets: %w", err)
 	}
 	defer rows.Close()
-	var out []countRow
+	out := make([]countRow, 0, about)
 	for rows.Next() {
 		var r countRow
 		if err := rows.Scan(&r.kind, &r.loc, &r.dev, &r.day, &r.n); err != nil {
@@ -152,6 +154,7 @@ type dayTable struct {
 	w       int
 	objs    []objKey
 	index   map[objKey]int32
+	last    int32    // the index obj found last: rows come grouped by location
 	slot    []int32  // objs × w: index of the day's latest stored bucket, -1 for none
 	reads   []uint64 // objs × (w+1): records written
 	locs    map[string]int32
@@ -164,12 +167,16 @@ type dayTable struct {
 
 // obj returns the index of (loc, dev), adding it when new.
 func (t *dayTable) obj(k objKey) int32 {
-	if i, ok := t.index[k]; ok {
-		return i
+	if t.last < int32(len(t.objs)) && t.objs[t.last] == k {
+		return t.last
 	}
-	i := int32(len(t.objs))
-	t.index[k] = i
-	t.objs = append(t.objs, k)
+	i, ok := t.index[k]
+	if !ok {
+		i = int32(len(t.objs))
+		t.index[k] = i
+		t.objs = append(t.objs, k)
+	}
+	t.last = i
 	return i
 }
 
@@ -216,8 +223,9 @@ func sumRows(diff []uint64, w int) {
 func newDayTable(stored []storedBucket, counts []countRow, zone *time.Location, chained bool, d0, d1 uint32) *dayTable {
 	t := &dayTable{d0: d0, w: int(d1-d0) + 1, index: map[objKey]int32{}, locs: map[string]int32{},
 		local: map[int64]uint32{}, zone: zone, chained: chained}
+	objOf := make([]int32, len(stored))
 	for i := range stored {
-		t.obj(objKey{stored[i].state.Loc, stored[i].state.Dev})
+		objOf[i] = t.obj(objKey{stored[i].state.Loc, stored[i].state.Dev})
 	}
 	for _, r := range counts {
 		if r.kind == 0 {
@@ -237,7 +245,7 @@ func newDayTable(stored []storedBucket, counts []countRow, zone *time.Location, 
 		if b.day < d0 || b.day > d1 {
 			continue
 		}
-		at := int(t.index[objKey{b.state.Loc, b.state.Dev}])*t.w + int(b.day-d0)
+		at := int(objOf[i])*t.w + int(b.day-d0)
 		if have := t.slot[at]; have < 0 || b.version > stored[have].version {
 			t.slot[at] = int32(i)
 		}
@@ -259,7 +267,7 @@ func (t *dayTable) count(r countRow) {
 	case r.kind == 1:
 		t.addRange(t.dated, t.locs[r.loc], t.localDay(u0-86400), t.localDay(u0+86399), r.n)
 	default:
-		i := t.index[objKey{r.loc, r.dev}]
+		i := t.obj(objKey{r.loc, r.dev})
 		l0, l1 := t.localDay(u0), t.localDay(u0+86399)
 		for l := l0; l <= l1; l++ {
 			t.addRange(t.reads, i, l, l+chainReach(l, t.chained)-1, r.n)
