@@ -66,7 +66,7 @@ func (s *Service) plan(ctx context.Context, scope kwhouse.Scope, locationID stri
 // PlanFleet resolves the tariffs of many locations for records starting in [w0, w1), as
 // Plan does for each, from one read of the scope's tariffs.
 func (s *Service) PlanFleet(ctx context.Context, scope kwhouse.Scope, locationIDs []string, w0, w1 int64) (map[string]Plan, error) {
-	all, err := s.scopes.Get(ctx, scope, "", func() ([]Tariff, error) { return s.ofScope(ctx, scope) })
+	all, err := s.ofScope(ctx, scope)
 	if err != nil {
 		return nil, err
 	}

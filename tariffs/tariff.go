@@ -111,11 +111,11 @@ type Service struct {
 	db       *chstore.DB
 	now      func() time.Time
 	years    *expandedYears
-	flights  *yearFlights         // years being expanded now, shared by concurrent requests
-	expanded atomic.Uint64        // calendar years computed (ExpandedYears)
-	lists    *EpochMemo[[]Tariff] // location tariff lists by pricing epoch (readTariffs)
-	scopes   *EpochMemo[[]Tariff] // every tariff of a scope by pricing epoch (PlanFleet)
-	epochs   docstore.Cache       // where pricing epochs live (SetEpochCache); nil: the document cache
+	flights  *yearFlights              // years being expanded now, shared by concurrent requests
+	expanded atomic.Uint64             // calendar years computed (ExpandedYears)
+	lists    *EpochMemo[[]Tariff]      // location tariff lists by pricing epoch (readTariffs)
+	all      *docstore.Decoded[Tariff] // every tariff of a scope, by document version (ofScope)
+	epochs   docstore.Cache            // where pricing epochs live (SetEpochCache); nil: the document cache
 	// revisions is told of price writes before they are made (SetRevisions).
 	revisions PriceRevisions
 }
@@ -125,7 +125,7 @@ type Service struct {
 func NewService(db *chstore.DB, docs *docstore.Store, cat *catalog.Catalog, now func() time.Time) *Service {
 	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears(), flights: newYearFlights()}
 	s.lists = NewEpochMemo[[]Tariff](s, tariffListCacheSize)
-	s.scopes = NewEpochMemo[[]Tariff](s, scopeTariffsCacheSize)
+	s.all = docstore.NewDecoded(docs, KindTariff, decodeTariff)
 	return s
 }
 

@@ -1,0 +1,175 @@
+package docstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+// headsStmt reads the latest version of each document of a kind, without its body.
+var headsStmt = chstore.Register("docstore.heads", `SELECT id,
+	max(version)             AS cur_version,
+	argMax(deleted, version) AS cur_deleted,
+	min(created_us)          AS first_created
+FROM documents
+WHERE account_id = ? AND live_mode = ? AND kind = ?
+GROUP BY id HAVING cur_deleted = 0`)
+
+// bodiesStmt reads the latest version of some documents of a kind, bodies included.
+var bodiesStmt = chstore.Register("docstore.bodies", latestSelect+" AND id IN ? GROUP BY id HAVING cur_deleted = 0")
+
+// decodedScopes bounds the scopes a Decoded keeps (a 1,000-location fleet's decoded
+// tariffs are about 1 MB).
+const decodedScopes = 64
+
+// bodiesByID is how many changed documents are read by id; more are read with the whole kind.
+const bodiesByID = 200
+
+// Decoded keeps every current document of one kind per scope decoded in memory, each
+// under the version it was decoded from. All asks ClickHouse for each document's latest
+// version only (no bodies), and reads and decodes just the documents whose latest version
+// it has not decoded: every write, by any process, gives its document a new version from
+// the shared clock, so the next All sees it, exactly, with nothing to invalidate.
+type Decoded[T any] struct {
+	store  *Store
+	kind   string
+	decode func(Doc) (T, error)
+	scopes *lru.Cache[kwhouse.Scope, *decodedScope[T]]
+}
+
+type decodedScope[T any] struct {
+	mu   sync.Mutex
+	docs map[string]decodedDoc[T]
+}
+
+type decodedDoc[T any] struct {
+	id      string
+	version uint64
+	created int64
+	value   T
+}
+
+// NewDecoded returns a Decoded of kind's documents, decoded by decode.
+func NewDecoded[T any](s *Store, kind string, decode func(Doc) (T, error)) *Decoded[T] {
+	c, err := lru.New[kwhouse.Scope, *decodedScope[T]](decodedScopes)
+	if err != nil {
+		panic(err) // only for a size ≤ 0
+	}
+	return &Decoded[T]{store: s, kind: kind, decode: decode, scopes: c}
+}
+
+// head is one row of headsStmt.
+type head struct {
+	id      string
+	version uint64
+	created int64
+}
+
+// All returns every current document of the kind in scope, decoded, newest first (as
+// ListAll orders them).
+func (d *Decoded[T]) All(ctx context.Context, scope kwhouse.Scope) ([]T, error) {
+	heads, err := d.heads(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	sc, _ := d.scopes.Get(scope)
+	if sc == nil {
+		sc = &decodedScope[T]{docs: map[string]decodedDoc[T]{}}
+		d.scopes.Add(scope, sc)
+	}
+	sc.mu.Lock()
+	var missing []string
+	for _, h := range heads {
+		if have, ok := sc.docs[h.id]; !ok || have.version != h.version {
+			missing = append(missing, h.id)
+		}
+	}
+	sc.mu.Unlock()
+	fresh, err := d.read(ctx, scope, missing)
+	if err != nil {
+		return nil, err
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for id, v := range fresh {
+		sc.docs[id] = v
+	}
+	keep := make(map[string]decodedDoc[T], len(heads))
+	out := make([]decodedDoc[T], 0, len(heads))
+	for _, h := range heads {
+		if v, ok := sc.docs[h.id]; ok {
+			keep[h.id] = v
+			out = append(out, v) // fresh may hold a later version than h: a write since
+		}
+	}
+	sc.docs = keep // deleted documents go
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { // newest first, ties by id descending
+		if c := cmp.Compare(out[b].created, out[a].created); c != 0 {
+			return c
+		}
+		return strings.Compare(out[b].id, out[a].id)
+	})
+	values := make([]T, len(out))
+	for i, j := range order {
+		values[i] = out[j].value
+	}
+	return values, nil
+}
+
+func (d *Decoded[T]) heads(ctx context.Context, scope kwhouse.Scope) ([]head, error) {
+	rows, err := d.store.db.Query(ctx, headsStmt, scope.AccountID, scope.LiveByte(), d.kind)
+	if err != nil {
+		return nil, fmt.Errorf("versions of %s documents: %w", d.kind, err)
+	}
+	defer rows.Close()
+	var out []head
+	for rows.Next() {
+		var h head
+		var deleted uint8
+		var created uint64
+		if err := rows.Scan(&h.id, &h.version, &deleted, &created); err != nil {
+			return nil, fmt.Errorf("scan %s version: %w", d.kind, err)
+		}
+		h.created = int64(created)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// read reads and decodes the latest versions of documents ids (all of the kind when many).
+func (d *Decoded[T]) read(ctx context.Context, scope kwhouse.Scope, ids []string) (map[string]decodedDoc[T], error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var docs []Doc
+	var err error
+	if len(ids) > bodiesByID {
+		docs, err = d.store.ListAll(ctx, scope, d.kind, ListQuery{})
+	} else {
+		docs, err = d.store.query(ctx, scope, d.kind, bodiesStmt, chstore.Set(ids))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s documents: %w", d.kind, err)
+	}
+	out := make(map[string]decodedDoc[T], len(docs))
+	for _, doc := range docs {
+		v, err := d.decode(doc)
+		if err != nil {
+			return nil, err
+		}
+		out[doc.ID] = decodedDoc[T]{id: doc.ID, version: doc.Version, created: doc.CreatedUS, value: v}
+	}
+	return out, nil
+}
