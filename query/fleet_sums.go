@@ -127,9 +127,18 @@ func mergeSums(results [][]fleetSum) []fleetSum {
 	return out
 }
 
-// priceBatch prices the records of a batch's locations in req's window and buckets.
+// priceBatch prices the records of a batch's locations in req's window and buckets. The
+// rate periods its tariffs need are made sure of first, here: an answer served from
+// priced buckets reads none.
 func (c *Pricer) priceBatch(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
 	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	mine := make(map[string]tariffs.Plan, len(b.ids))
+	for _, id := range b.ids {
+		mine[id] = plans[id]
+	}
+	if err := c.tariffs.EnsureFleetRates(ctx, scope, mine); err != nil {
+		return nil, err
+	}
 	ts, err := c.fleetTasks(ctx, scope, b, plans)
 	if err != nil {
 		return nil, err

@@ -63,18 +63,23 @@ func (s *Service) plan(ctx context.Context, scope kwhouse.Scope, locationID stri
 	return planOf(ts, w0, end, counters), nil
 }
 
-// PlanFleet resolves the tariffs of many locations for records starting in [w0, w1), as
-// Plan does for each, from one read of the scope's tariffs.
-func (s *Service) PlanFleet(ctx context.Context, scope kwhouse.Scope, locationIDs []string, w0, w1 int64) (map[string]Plan, error) {
+// FleetTariffs are every tariff of a scope, to plan many locations from (OfFleet).
+type FleetTariffs struct{ all []Tariff }
+
+// OfFleet reads every tariff of a scope, for planning many locations at once.
+func (s *Service) OfFleet(ctx context.Context, scope kwhouse.Scope) (FleetTariffs, error) {
 	all, err := s.ofScope(ctx, scope)
-	if err != nil {
-		return nil, err
-	}
+	return FleetTariffs{all: all}, err
+}
+
+// Plans resolves the tariffs of many locations for records starting in [w0, w1), as Plan
+// does for each.
+func (f FleetTariffs) Plans(locationIDs []string, w0, w1 int64) map[string]Plan {
 	byLocation := make(map[string][]Tariff, len(locationIDs))
 	for _, id := range locationIDs {
 		byLocation[id] = nil
 	}
-	for _, t := range all {
+	for _, t := range f.all {
 		if list, ok := byLocation[t.LocationID]; ok {
 			byLocation[t.LocationID] = append(list, t)
 		}
@@ -83,7 +88,7 @@ func (s *Service) PlanFleet(ctx context.Context, scope kwhouse.Scope, locationID
 	for id, ts := range byLocation {
 		out[id] = planOf(ts, w0, w1+maxRecordSpan, true)
 	}
-	return out, nil
+	return out
 }
 
 // EnsureFleetRates makes sure the stored rate periods cover every plan's range (EnsureRates
