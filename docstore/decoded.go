@@ -73,9 +73,30 @@ type head struct {
 	created int64
 }
 
+// Versioned is a decoded document with its id and the version it was decoded from.
+type Versioned[T any] struct {
+	ID      string
+	Version uint64
+	Value   T
+}
+
 // All returns every current document of the kind in scope, decoded, newest first (as
 // ListAll orders them).
 func (d *Decoded[T]) All(ctx context.Context, scope kwhouse.Scope) ([]T, error) {
+	all, err := d.AllVersioned(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(all))
+	for i, v := range all {
+		out[i] = v.Value
+	}
+	return out, nil
+}
+
+// AllVersioned is All with each document's id and version: a value computed from a
+// document may be kept under them.
+func (d *Decoded[T]) AllVersioned(ctx context.Context, scope kwhouse.Scope) ([]Versioned[T], error) {
 	heads, err := d.heads(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -121,9 +142,9 @@ func (d *Decoded[T]) All(ctx context.Context, scope kwhouse.Scope) ([]T, error) 
 		}
 		return strings.Compare(out[b].id, out[a].id)
 	})
-	values := make([]T, len(out))
+	values := make([]Versioned[T], len(out))
 	for i, j := range order {
-		values[i] = out[j].value
+		values[i] = Versioned[T]{ID: out[j].id, Version: out[j].version, Value: out[j].value}
 	}
 	return values, nil
 }

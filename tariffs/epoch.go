@@ -93,6 +93,10 @@ func (s *Service) readTariffs(ctx context.Context, scope kwhouse.Scope, location
 	return s.lists.Get(ctx, scope, locationID, func() ([]Tariff, error) { return s.ofLocation(ctx, scope, locationID) })
 }
 
+// fleetPlansCacheSize bounds the fleet plans kept (FleetTariffs.Plans): a few windows of a
+// 10,000-location fleet.
+const fleetPlansCacheSize = 65536
+
 // ofScope returns every tariff of a scope, each decoded once per version it is read at
 // (docstore.Decoded): a tariff written anywhere is read again, the others are not.
 func (s *Service) ofScope(ctx context.Context, scope kwhouse.Scope) ([]Tariff, error) {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -115,6 +117,7 @@ type Service struct {
 	expanded atomic.Uint64             // calendar years computed (ExpandedYears)
 	lists    *EpochMemo[[]Tariff]      // location tariff lists by pricing epoch (readTariffs)
 	all      *docstore.Decoded[Tariff] // every tariff of a scope, by document version (ofScope)
+	plans    *lru.Cache[string, Plan]  // fleet plans by location, range and tariff versions (FleetTariffs.Plans)
 	epochs   docstore.Cache            // where pricing epochs live (SetEpochCache); nil: the document cache
 	// revisions is told of price writes before they are made (SetRevisions).
 	revisions PriceRevisions
@@ -126,6 +129,7 @@ func NewService(db *chstore.DB, docs *docstore.Store, cat *catalog.Catalog, now 
 	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears(), flights: newYearFlights()}
 	s.lists = NewEpochMemo[[]Tariff](s, tariffListCacheSize)
 	s.all = docstore.NewDecoded(docs, KindTariff, decodeTariff)
+	s.plans, _ = lru.New[string, Plan](fleetPlansCacheSize)
 	return s
 }
 
