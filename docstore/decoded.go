@@ -126,9 +126,11 @@ func (d *Decoded[T]) AllVersioned(ctx context.Context, scope kwhouse.Scope) ([]V
 	keep := make(map[string]decodedDoc[T], len(heads))
 	out := make([]decodedDoc[T], 0, len(heads))
 	for _, h := range heads {
-		if v, ok := sc.docs[h.id]; ok {
+		// fresh may hold a later version than h (a write since); a document missing from
+		// fresh, or older than h, was deleted since h was read: it is left out.
+		if v, ok := sc.docs[h.id]; ok && v.version >= h.version {
 			keep[h.id] = v
-			out = append(out, v) // fresh may hold a later version than h: a write since
+			out = append(out, v)
 		}
 	}
 	sc.docs = keep // deleted documents go
