@@ -97,14 +97,26 @@ func (d *Decoded[T]) All(ctx context.Context, scope kwhouse.Scope) ([]T, error) 
 // AllVersioned is All with each document's id and version: a value computed from a
 // document may be kept under them.
 func (d *Decoded[T]) AllVersioned(ctx context.Context, scope kwhouse.Scope) ([]Versioned[T], error) {
+	sc, _ := d.scopes.Get(scope)
+	if sc == nil {
+		// Nothing decoded yet (a process's first read of the scope): every document is
+		// read at once, its versions with it.
+		fresh, err := d.read(ctx, scope, nil)
+		if err != nil {
+			return nil, err
+		}
+		sc = &decodedScope[T]{docs: fresh}
+		heads := make([]head, 0, len(fresh))
+		for _, v := range fresh {
+			heads = append(heads, head{id: v.id, version: v.version, created: v.created})
+		}
+		out := sc.current(heads, nil) // before others can see sc
+		d.scopes.Add(scope, sc)
+		return out, nil
+	}
 	heads, err := d.heads(ctx, scope)
 	if err != nil {
 		return nil, err
-	}
-	sc, _ := d.scopes.Get(scope)
-	if sc == nil {
-		sc = &decodedScope[T]{docs: map[string]decodedDoc[T]{}}
-		d.scopes.Add(scope, sc)
 	}
 	sc.mu.Lock()
 	var missing []string
@@ -114,12 +126,20 @@ func (d *Decoded[T]) AllVersioned(ctx context.Context, scope kwhouse.Scope) ([]V
 		}
 	}
 	sc.mu.Unlock()
-	fresh, err := d.read(ctx, scope, missing)
-	if err != nil {
-		return nil, err
+	var fresh map[string]decodedDoc[T]
+	if len(missing) > 0 {
+		if fresh, err = d.read(ctx, scope, missing); err != nil {
+			return nil, err
+		}
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
+	return sc.current(heads, fresh), nil
+}
+
+// current adds the documents just read (fresh) to those decoded and returns the current
+// ones (heads), newest first; the scope's lock is held.
+func (sc *decodedScope[T]) current(heads []head, fresh map[string]decodedDoc[T]) []Versioned[T] {
 	for id, v := range fresh {
 		sc.docs[id] = v
 	}
@@ -148,7 +168,7 @@ func (d *Decoded[T]) AllVersioned(ctx context.Context, scope kwhouse.Scope) ([]V
 	for i, j := range order {
 		values[i] = Versioned[T]{ID: out[j].id, Version: out[j].version, Value: out[j].value}
 	}
-	return values, nil
+	return values
 }
 
 func (d *Decoded[T]) heads(ctx context.Context, scope kwhouse.Scope) ([]head, error) {
@@ -171,14 +191,12 @@ func (d *Decoded[T]) heads(ctx context.Context, scope kwhouse.Scope) ([]head, er
 	return out, rows.Err()
 }
 
-// read reads and decodes the latest versions of documents ids (all of the kind when many).
+// read reads and decodes the latest versions of documents ids (nil: all of the kind; all
+// too when many).
 func (d *Decoded[T]) read(ctx context.Context, scope kwhouse.Scope, ids []string) (map[string]decodedDoc[T], error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
 	var docs []Doc
 	var err error
-	if len(ids) > bodiesByID {
+	if ids == nil || len(ids) > bodiesByID {
 		docs, err = d.store.ListAll(ctx, scope, d.kind, ListQuery{})
 	} else {
 		docs, err = d.store.query(ctx, scope, d.kind, bodiesStmt, chstore.Set(ids))
