@@ -59,7 +59,7 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 	var rows []FleetRow
 	for i < len(ids) && len(rows) <= req.Limit {
 		want := req.Limit + 1 - len(rows)
-		k := grow*((want+per-1)/per) + 1 // enough for the rows left if every bucket has records, and one more
+		k := grow * ((want + per - 1) / per) // enough for the rows left if every bucket has records
 		chunk := ids[i:min(i+k, len(ids))]
 		i = i + len(chunk)
 		sub := make(map[string]catalog.Location, len(chunk))
