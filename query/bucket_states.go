@@ -78,7 +78,7 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 	last := end.Add(-day / 2) // the last whole day's date (a local day lasts 23–25 hours)
 	chain := time.Duration(0)
 	if b.tiered {
-		chain = 35 * day // a count reaches later days of its tier chain (countsByDay)
+		chain = 35 * day // a count reaches later days of its tier chain (newDayTable)
 	}
 	args := append([]any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("devices", daily.GroupBy == GroupDevice),

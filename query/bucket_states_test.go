@@ -11,7 +11,7 @@ func day(y int, m time.Month, d int) uint32 {
 
 // A count of a UTC date reaches the local days it overlaps (two in London's summer), a
 // tiered one every later day of its chain; a price change the days of [date-1, date+1).
-func TestCountsByDayReachTheLocalDaysTheyTouch(t *testing.T) {
+func TestCountsReachTheLocalDaysTheyTouch(t *testing.T) {
 	london, _ := time.LoadLocation("Europe/London")
 	rows := []countRow{
 		{kind: 0, loc: "a", day: day(2024, 6, 10), n: 3},
@@ -58,7 +58,7 @@ func TestCountsByDayReachTheLocalDaysTheyTouch(t *testing.T) {
 
 // Each bucket's latest version counts, whole; a bucket is valid only under the counts
 // there are now and of the same kind; a counted day without a bucket is a stale state.
-func TestMergeStatesKeepsTheLatestBucketBesideItsCounts(t *testing.T) {
+func TestDayTableKeepsTheLatestBucketBesideItsCounts(t *testing.T) {
 	d1, d2, d3 := day(2024, 6, 1), day(2024, 6, 2), day(2024, 6, 3)
 	bucket := func(loc string, d uint32, seen uint64, energy float64, version uint64, kind uint8) storedBucket {
 		return storedBucket{state: bucketState{Loc: loc, Day: dateOf(d), Stored: 1, Energy: energy, ReadingsSeen: seen, PricesSeen: 1},
