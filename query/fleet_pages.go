@@ -56,10 +56,16 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 	// days + 1 local days of a zone that is not UTC).
 	per := max(1, bucketsPerLocation(req)-1)
 	grow := 1 // how many times more locations than the rows left need, if chunks come up short
+	// The cursor's location comes first, its rows up to the cursor already served.
+	behind := 0
+	if req.StartingAfter != "" {
+		behind = per
+	}
 	var rows []FleetRow
 	for i < len(ids) && len(rows) <= req.Limit {
 		want := req.Limit + 1 - len(rows)
-		k := grow * ((want + per - 1) / per) // enough for the rows left if every bucket has records
+		k := grow * ((want + behind + per - 1) / per) // enough for the rows left if every bucket has records
+		behind = 0
 		chunk := ids[i:min(i+k, len(ids))]
 		i = i + len(chunk)
 		sub := make(map[string]catalog.Location, len(chunk))
