@@ -46,12 +46,14 @@ type Catalog struct {
 	tariffs  TariffView
 	zones    *ZoneFinder
 	activity DeviceActivity
+	infos    *docstore.Decoded[Location] // every location of a scope, by document version (LocationInfos)
 }
 
 // New returns a Catalog on docs; activity (nil: none) gives devices their last_seen.
 // SetTariffView attaches tariff knowledge once the tariffs exist.
 func New(docs *docstore.Store, activity DeviceActivity) *Catalog {
-	return &Catalog{docs: docs, tariffs: noTariffs{}, zones: NewZoneFinder(), activity: activity}
+	return &Catalog{docs: docs, tariffs: noTariffs{}, zones: NewZoneFinder(), activity: activity,
+		infos: docstore.NewDecoded(docs, KindLocation, decodeLocation)}
 }
 
 // SetTariffView makes locations show their tariffs. It is the one thing wired after

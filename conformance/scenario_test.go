@@ -305,6 +305,9 @@ func costSteps(r *run) {
 		"aggregation": "MONTH", "include_charges": true, "location_ids": []string{"{loc}"}}) // one location: rows ascend by random ids
 	r.call("fleet market", "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-10T00:00:00Z", "end_time": "2024-03-12T00:00:00Z",
 		"aggregation": "DAY", "location_ids": []string{"{ny}"}})
+	// A location written between two fleet answers: the second reads that document again.
+	r.call("ny renamed", "PATCH", "/locations/{ny}", map[string]any{"reference_id": "NY-2"})
+	r.call("fleet after a write", "POST", "/costs/fleet", fleet)
 	r.call("session", "POST", "/costs/session/S1", nil)
 	instant := map[string]any{"location_id": "{loc}", "device_id": "{dev}", "start_time": "2024-04-05T18:00:00Z",
 		"end_time": "2024-04-05T19:00:00Z", "units": "KWH", "value": 1, "non_persistent": true}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/query"
 )
 
@@ -83,6 +84,7 @@ func (s *Server) costFleet(c *gin.Context) {
 // fleetCSV is the CSV form of a fleet answer; withCharges adds the charges_* columns.
 func fleetCSV(out query.FleetCost, withCharges bool) ([]byte, error) {
 	var buf bytes.Buffer
+	buf.Grow(len(out.Data) * 160)
 	w := csv.NewWriter(&buf)
 	header := []string{out.GroupBy + "_id", "date", "start_time", "end_time", "currency_code", "energy_value",
 		"energy_value_exact", "tariff_value", "tariff_confidence"}
@@ -92,8 +94,9 @@ func fleetCSV(out query.FleetCost, withCharges bool) ([]byte, error) {
 	if err := w.Write(header); err != nil {
 		return nil, err
 	}
+	c := csvCells{times: map[catalog.Timestamp]string{}}
 	for _, r := range out.Data {
-		row, err := csvRow(r)
+		row, err := c.row(r)
 		if err == nil && withCharges {
 			row, err = csvCharges(row, r)
 		}
@@ -124,24 +127,45 @@ func csvCharges(fields []string, r query.FleetRow) ([]string, error) {
 	return fields, nil
 }
 
-// csvRow is one fleet row as CSV fields (empty where the row has no such field), each
-// number as its JSON is.
-func csvRow(r query.FleetRow) ([]string, error) {
+// csvCells writes rows' CSV fields: the rows of an answer share their buckets' bounds,
+// so each is formatted once, and numbers are appended to one buffer.
+type csvCells struct {
+	times  map[catalog.Timestamp]string
+	fields []string
+	num    []byte
+}
+
+func (c *csvCells) time(t *catalog.Timestamp) string {
+	s, ok := c.times[*t]
+	if !ok {
+		s = t.Time().Format(time.RFC3339)
+		c.times[*t] = s
+	}
+	return s
+}
+
+// row is one fleet row as CSV fields (empty where the row has no such field), each
+// number as its JSON is; the fields are reused by the next row.
+func (c *csvCells) row(r query.FleetRow) ([]string, error) {
 	id := r.LocationID + r.DeviceID + r.CustomerID // exactly one is set
 	var start, end string
 	if r.StartTime != nil {
-		start, end = r.StartTime.Time().Format(time.RFC3339), r.EndTime.Time().Format(time.RFC3339)
+		start, end = c.time(r.StartTime), c.time(r.EndTime)
 	}
 	if err := r.Energy.Check(); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", id, start+r.Date, err)
 	}
-	out := []string{id, r.Date, start, end, r.CurrencyCode, strconv.FormatInt(r.Energy.Value, 10)}
-	for _, a := range []query.Amount{r.Energy.ValueExact, r.Tariff.Value, r.Tariff.Confidence} {
-		b, err := a.MarshalJSON()
-		if err != nil {
+	c.num = strconv.AppendInt(c.num[:0], r.Energy.Value, 10)
+	ends := [4]int{len(c.num)}
+	for i, a := range []query.Amount{r.Energy.ValueExact, r.Tariff.Value, r.Tariff.Confidence} {
+		var err error
+		if c.num, err = a.AppendText(c.num); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", id, start+r.Date, err)
 		}
-		out = append(out, string(b))
+		ends[i+1] = len(c.num)
 	}
-	return out, nil
+	nums := string(c.num) // one string for the row's four numbers
+	c.fields = append(c.fields[:0], id, r.Date, start, end, r.CurrencyCode,
+		nums[:ends[0]], nums[ends[0]:ends[1]], nums[ends[1]:ends[2]], nums[ends[2]:ends[3]])
+	return c.fields, nil
 }

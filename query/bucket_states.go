@@ -2,7 +2,6 @@ package query
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -79,7 +78,7 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 	last := end.Add(-day / 2) // the last whole day's date (a local day lasts 23–25 hours)
 	chain := time.Duration(0)
 	if b.tiered {
-		chain = 35 * day // a count reaches later days of its tier chain (countsByDay)
+		chain = 35 * day // a count reaches later days of its tier chain (newDayTable)
 	}
 	args := append([]any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("devices", daily.GroupBy == GroupDevice),
@@ -92,22 +91,24 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 	var stored []storedBucket
 	var counts []countRow
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { stored, err = c.storedBuckets(gctx, args); return err })
-	g.Go(func() (err error) { counts, err = c.changeCounts(gctx, args); return err })
+	about := len(b.ids) * int(dayNumber(last)-dayNumber(first)+1) // a bucket a location and day
+	g.Go(func() (err error) { stored, err = c.storedBuckets(gctx, args, about); return err })
+	g.Go(func() (err error) { counts, err = c.changeCounts(gctx, args, about+6*len(b.ids)); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	d0, d1 := dayNumber(first), dayNumber(last)
-	return mergeStates(latestBuckets(stored), countsByDay(counts, zone, b.tiered, d0, d1)), nil
+	return newDayTable(stored, counts, zone, b.tiered, dayNumber(first), dayNumber(last)).states(stored), nil
 }
 
-func (c *Pricer) storedBuckets(ctx context.Context, args []any) ([]storedBucket, error) {
+// storedBuckets reads bucket_stored; about is how many rows to make room for (one per
+// location and day: growing a slice of 31,000 buckets step by step cost more than reading them).
+func (c *Pricer) storedBuckets(ctx context.Context, args []any, about int) ([]storedBucket, error) {
 	rows, err := c.db.Query(ctx, bucketStoredStmt.With(bucketStoredSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("priced buckets: %w", err)
 	}
 	defer rows.Close()
-	var out []storedBucket
+	out := make([]storedBucket, 0, about)
 	for rows.Next() {
 		var b storedBucket
 		var d uint32
@@ -122,13 +123,14 @@ func (c *Pricer) storedBuckets(ctx context.Context, args []any) ([]storedBucket,
 	return out, rows.Err()
 }
 
-func (c *Pricer) changeCounts(ctx context.Context, args []any) ([]countRow, error) {
+// changeCounts reads bucket_counts; about is how many rows to make room for.
+func (c *Pricer) changeCounts(ctx context.Context, args []any, about int) ([]countRow, error) {
 	rows, err := c.db.Query(ctx, bucketCountsStmt.With(bucketCountsSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("change counts of priced buckets: %w", err)
 	}
 	defer rows.Close()
-	var out []countRow
+	out := make([]countRow, 0, about)
 	for rows.Next() {
 		var r countRow
 		if err := rows.Scan(&r.kind, &r.loc, &r.dev, &r.day, &r.n); err != nil {
@@ -139,70 +141,150 @@ func (c *Pricer) changeCounts(ctx context.Context, args []any) ([]countRow, erro
 	return out, rows.Err()
 }
 
-// stateKey names a day of a location or device by day number.
-type stateKey struct {
-	loc, dev string
-	day      uint32
+// objKey names a location, or a device at a location.
+type objKey struct{ loc, dev string }
+
+// dayTable is a batch's run of local days [d0, d0+w) per object (location, or device at a
+// location), dense by day: the latest stored bucket and the change counts now. Ranges of
+// days are added as difference arrays (+n on the first day, -n after the last; uint64
+// arithmetic wraps and the prefix sums are the true counts), so a count that reaches a
+// month of days costs two additions.
+type dayTable struct {
+	d0      uint32
+	w       int
+	objs    []objKey
+	index   map[objKey]int32
+	last    int32    // the index obj found last: rows come grouped by location
+	slot    []int32  // objs × w: index of the day's latest stored bucket, -1 for none
+	reads   []uint64 // objs × (w+1): records written
+	locs    map[string]int32
+	dated   []uint64 // locations × (w+1): dated price changes
+	every   []uint64 // per location: price changes of every date
+	local   map[int64]uint32
+	zone    *time.Location
+	chained bool
 }
 
-// latestBuckets keeps each bucket's latest version, whole (the first read of equal ones).
-func latestBuckets(stored []storedBucket) map[stateKey]storedBucket {
-	out := make(map[stateKey]storedBucket, len(stored))
-	for _, b := range stored {
-		k := stateKey{b.state.Loc, b.state.Dev, b.day}
-		if have, ok := out[k]; !ok || b.version > have.version {
-			out[k] = b
-		}
+// obj returns the index of (loc, dev), adding it when new.
+func (t *dayTable) obj(k objKey) int32 {
+	if t.last < int32(len(t.objs)) && t.objs[t.last] == k {
+		return t.last
 	}
-	return out
+	i, ok := t.index[k]
+	if !ok {
+		i = int32(len(t.objs))
+		t.index[k] = i
+		t.objs = append(t.objs, k)
+	}
+	t.last = i
+	return i
 }
 
-// dayCounts are the change counts per local day of a run: records written per (location,
-// device, day), price changes per (location, day) and of every day per location.
-type dayCounts struct {
-	readings map[stateKey]uint64
-	dated    map[stateKey]uint64 // dev ""
-	every    map[string]uint64
+// localDay is the day number of the local date at Unix time u (a batch has few distinct ones).
+func (t *dayTable) localDay(u int64) uint32 {
+	d, ok := t.local[u]
+	if !ok {
+		d = dayNumber(time.Unix(u, 0).In(t.zone))
+		t.local[u] = d
+	}
+	return d
 }
 
-// countsByDay adds up counts per UTC date into the local days [d0, d1] of zone that they
-// touch (day numbers). A count of records reaches the one or two local days its UTC date
-// overlaps, and in a tiered batch every later day of the tier chain too (a tiered day
-// depends on the days before it from three days before its local month: the tier period's
-// start in any tariff zone, less the lookback's day). A bucket's records may end up to a
-// day after it (buckets whose records reach further are not kept), so a price change on a
-// UTC date touches the local days that overlap [date - 1 day, date + 1 day).
-func countsByDay(rows []countRow, zone *time.Location, chained bool, d0, d1 uint32) dayCounts {
-	out := dayCounts{readings: map[stateKey]uint64{}, dated: map[stateKey]uint64{}, every: map[string]uint64{}}
-	local := map[int64]uint32{} // Unix time → its local day number (a batch has few distinct ones)
-	localDay := func(u int64) uint32 {
-		d, ok := local[u]
-		if !ok {
-			d = dayNumber(time.Unix(u, 0).In(zone))
-			local[u] = d
-		}
-		return d
+// addRange adds n to the days [from, to] (day numbers) of row i of a difference array, within the run.
+func (t *dayTable) addRange(diff []uint64, i int32, from, to uint32, n uint64) {
+	d1 := t.d0 + uint32(t.w) - 1
+	from, to = max(from, t.d0), min(to, d1)
+	if from > to {
+		return
 	}
-	add := func(m map[stateKey]uint64, loc, dev string, from, to uint32, n uint64) {
-		for d := max(from, d0); d <= min(to, d1); d++ {
-			m[stateKey{loc, dev, d}] += n
+	row := diff[int(i)*(t.w+1) : int(i+1)*(t.w+1)]
+	row[from-t.d0] += n
+	row[to-t.d0+1] -= n
+}
+
+// sumRows turns a difference array's rows into counts per day, in place.
+func sumRows(diff []uint64, w int) {
+	for r := 0; r+w+1 <= len(diff); r += w + 1 {
+		var acc uint64
+		for j := 0; j <= w; j++ {
+			acc += diff[r+j]
+			diff[r+j] = acc
 		}
 	}
-	for _, r := range rows {
-		u0 := int64(r.day) * 86400
-		switch {
-		case r.kind == 1 && r.day == 0:
-			out.every[r.loc] += r.n
-		case r.kind == 1:
-			add(out.dated, r.loc, "", localDay(u0-86400), localDay(u0+86399), r.n)
-		default:
-			l0, l1 := localDay(u0), localDay(u0+86399)
-			for l := l0; l <= l1; l++ {
-				add(out.readings, r.loc, r.dev, l, l+chainReach(l, chained)-1, r.n)
-			}
+}
+
+// newDayTable puts the batch's stored buckets and change counts on the local days [d0, d1]
+// of zone. A count of records reaches the one or two local days its UTC date overlaps, and
+// in a tiered batch (chained) every later day of the tier chain too (a tiered day depends
+// on the days before it from three days before its local month: the tier period's start
+// in any tariff zone, less the lookback's day). A bucket's records may end up to a day
+// after it (buckets whose records reach further are not kept), so a price change on a UTC
+// date touches the local days that overlap [date - 1 day, date + 1 day).
+func newDayTable(stored []storedBucket, counts []countRow, zone *time.Location, chained bool, d0, d1 uint32) *dayTable {
+	t := &dayTable{d0: d0, w: int(d1-d0) + 1, index: map[objKey]int32{}, locs: map[string]int32{},
+		local: map[int64]uint32{}, zone: zone, chained: chained}
+	objOf := make([]int32, len(stored))
+	for i := range stored {
+		objOf[i] = t.obj(objKey{stored[i].state.Loc, stored[i].state.Dev})
+	}
+	for _, r := range counts {
+		if r.kind == 0 {
+			t.obj(objKey{r.loc, r.dev})
+		} else if _, ok := t.locs[r.loc]; !ok {
+			t.locs[r.loc] = int32(len(t.locs))
 		}
 	}
-	return out
+	n := len(t.objs)
+	t.slot, t.reads = make([]int32, n*t.w), make([]uint64, n*(t.w+1))
+	t.dated, t.every = make([]uint64, len(t.locs)*(t.w+1)), make([]uint64, len(t.locs))
+	for i := range t.slot {
+		t.slot[i] = -1
+	}
+	for i := range stored {
+		b := &stored[i]
+		if b.day < d0 || b.day > d1 {
+			continue
+		}
+		at := int(objOf[i])*t.w + int(b.day-d0)
+		if have := t.slot[at]; have < 0 || b.version > stored[have].version {
+			t.slot[at] = int32(i)
+		}
+	}
+	for _, r := range counts {
+		t.count(r)
+	}
+	sumRows(t.reads, t.w)
+	sumRows(t.dated, t.w)
+	return t
+}
+
+// count adds one row of change counts to the days it touches.
+func (t *dayTable) count(r countRow) {
+	u0 := int64(r.day) * 86400
+	switch {
+	case r.kind == 1 && r.day == 0:
+		t.every[t.locs[r.loc]] += r.n
+	case r.kind == 1:
+		t.addRange(t.dated, t.locs[r.loc], t.localDay(u0-86400), t.localDay(u0+86399), r.n)
+	default:
+		i := t.obj(objKey{r.loc, r.dev})
+		l0, l1 := t.localDay(u0), t.localDay(u0+86399)
+		for l := l0; l <= l1; l++ {
+			t.addRange(t.reads, i, l, l+chainReach(l, t.chained)-1, r.n)
+		}
+	}
+}
+
+// readings is the records written on day j of the run for object i.
+func (t *dayTable) readings(i int32, j int) uint64 { return t.reads[int(i)*(t.w+1)+j] }
+
+// prices is the price changes of day j of the run for location loc.
+func (t *dayTable) prices(loc string, j int) uint64 {
+	l, ok := t.locs[loc]
+	if !ok {
+		return 0
+	}
+	return t.dated[int(l)*(t.w+1)+j] + t.every[l]
 }
 
 // chainReach is how many days from local day d (a day number) a count of d reaches: 1,
@@ -215,41 +297,39 @@ func chainReach(d uint32, chained bool) uint32 {
 	return uint32(time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, time.UTC).Unix()/86400) - d
 }
 
-// mergeStates puts each day that has a stored bucket or any reading counted beside its
-// counts now, in (location, device, day) order. A bucket is valid when it was priced in
-// the batch's zone, tiered as the batch is now, under the counts there are now.
-func mergeStates(stored map[stateKey]storedBucket, n dayCounts) []bucketState {
-	keys := make([]stateKey, 0, max(len(stored), len(n.readings)))
-	for k := range stored {
-		keys = append(keys, k)
+// states puts each day that has a stored bucket or any reading counted beside its counts
+// now, in (location, device, day) order. A bucket is valid when it was priced in the
+// batch's zone, tiered as the batch is now, under the counts there are now.
+func (t *dayTable) states(stored []storedBucket) []bucketState {
+	order := make([]int32, len(t.objs))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	for k := range n.readings {
-		if _, ok := stored[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b stateKey) int {
-		if c := strings.Compare(a.loc, b.loc); c != 0 {
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := strings.Compare(t.objs[a].loc, t.objs[b].loc); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.dev, b.dev); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.day, b.day)
+		return strings.Compare(t.objs[a].dev, t.objs[b].dev)
 	})
-	out := make([]bucketState, len(keys))
-	for i, k := range keys {
-		b, ok := stored[k]
-		s := &out[i]
-		if ok {
-			*s = b.state
-		} else {
-			s.Loc, s.Dev, s.Day = k.loc, k.dev, dateOf(k.day)
-		}
-		s.ReadingsNow = n.readings[k]
-		s.PricesNow = n.dated[stateKey{k.loc, "", k.day}] + n.every[k.loc]
-		if ok && b.sameKind == 1 && s.ReadingsSeen == s.ReadingsNow && s.PricesSeen == s.PricesNow {
-			s.Valid = 1
+	out := make([]bucketState, 0, len(stored))
+	for _, i := range order {
+		k := t.objs[i]
+		for j := 0; j < t.w; j++ {
+			at, now := t.slot[int(i)*t.w+j], t.readings(i, j)
+			if at < 0 && now == 0 {
+				continue
+			}
+			var s bucketState
+			if at >= 0 {
+				s = stored[at].state
+			} else {
+				s.Loc, s.Dev, s.Day = k.loc, k.dev, dateOf(t.d0+uint32(j))
+			}
+			s.ReadingsNow, s.PricesNow = now, t.prices(k.loc, j)
+			if at >= 0 && stored[at].sameKind == 1 && s.ReadingsSeen == s.ReadingsNow && s.PricesSeen == s.PricesNow {
+				s.Valid = 1
+			}
+			out = append(out, s)
 		}
 	}
 	return out

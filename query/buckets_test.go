@@ -308,3 +308,44 @@ func TestFleetPagesByIDReadOnlyTheLocationsTheyNeed(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetOfASecondProcessSeesWritesMadeElsewhere: a process that has answered (its
+// locations, tariffs and plans read) answers after another process's writes with them: a
+// tariff added to B re-prices B, a new location with a tariff and readings is in the
+// answer, and A is served as it was.
+func TestFleetOfASecondProcessSeesWritesMadeElsewhere(t *testing.T) {
+	f := newBucketFleet(t, nil)
+	second := &pricingCount{}
+	other := apitest.Start(t, apitest.Options{ShareWith: f.api, Observe: second.observe})
+	f2 := *f
+	f2.count = second
+	first, _ := f2.fleet(other.As(f.auth))
+	if len(first) != 10 {
+		t.Fatalf("first answer of the second process: %d rows, want 10", len(first))
+	}
+	f.must(f.do("POST", "/tariffs/elements", map[string]any{"location_id": f.b, "direction": "IMPORT", "type": "NON_COMMODITY",
+		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z",
+		"schedule": flatRate([]any{map[string]any{"fixed": 0.05}})}))
+	c := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.5}})})
+	f.readings(c, time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), 24, 1000)
+	rows, _ := f2.fleet(other.As(f.auth))
+	if len(rows) != 11 {
+		t.Fatalf("after writes elsewhere: %d rows, want 11 (A and B five days, C one)", len(rows))
+	}
+	if b := rows[f.b+" 2024-03-02"]; !close6(b.Tariff.Value, 24*0.30) {
+		t.Errorf("B on March 2 after a tariff written elsewhere: %+v, want %v", b, 24*0.30)
+	}
+	if got := rows[c+" 2024-03-02"]; !close6(got.Tariff.Value, 24*0.5) {
+		t.Errorf("C, onboarded elsewhere, on March 2: %+v, want %v", got, 24*0.5)
+	}
+	if a := rows[f.a+" 2024-03-02"]; !close6(a.Tariff.Value, first[f.a+" 2024-03-02"].Tariff.Value) {
+		t.Errorf("A changed: %+v against %+v", a, first[f.a+" 2024-03-02"])
+	}
+	// B moved to Paris elsewhere (a new version of a location this process has read): its
+	// days are Paris's, the window's last hour a sixth local day.
+	f.must(f.do("PATCH", "/locations/"+f.b, map[string]any{"timezone": "Europe/Paris"}))
+	rows, _ = f2.fleet(other.As(f.auth))
+	if _, ok := rows[f.b+" 2024-03-06"]; !ok || len(rows) != 12 {
+		t.Errorf("after B moved to Paris elsewhere: %d rows, B on March 6 %v (want 12 rows, and it)", len(rows), ok)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/charges"
@@ -172,21 +174,23 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 	out := FleetCost{Object: "fleet_cost", LiveMode: scope.LiveMode, Direction: req.Direction, Aggregation: req.Aggregation,
 		GroupBy: req.GroupBy, StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End),
 		Data: []FleetRow{}, Skipped: FleetSkipped{Data: []SkippedItem{}}, AccountID: scope.AccountID}
-	locs, err := c.fleetLocations(ctx, scope, req)
-	if err != nil || len(locs) == 0 {
-		return out, err
+	// The locations and the scope's tariffs are read side by side.
+	var locs map[string]catalog.Location
+	var all tariffs.FleetTariffs
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { locs, err = c.fleetLocations(gctx, scope, req); return err })
+	g.Go(func() (err error) { all, err = c.tariffs.OfFleet(gctx, scope); return err })
+	if err := g.Wait(); err != nil {
+		return FleetCost{}, err
+	}
+	if len(locs) == 0 {
+		return out, nil
 	}
 	ids := make([]string, 0, len(locs))
 	for id := range locs {
 		ids = append(ids, id)
 	}
-	plans, err := c.tariffs.PlanFleet(ctx, scope, ids, req.Start.Unix(), req.End.Unix())
-	if err != nil {
-		return FleetCost{}, err
-	}
-	if err := c.tariffs.EnsureFleetRates(ctx, scope, plans); err != nil {
-		return FleetCost{}, err
-	}
+	plans := all.Plans(ids, req.Start.Unix(), req.End.Unix())
 	rows, skipped, err := c.fleetAnswer(ctx, scope, req, locs, plans)
 	if err != nil {
 		return FleetCost{}, err
@@ -265,6 +269,9 @@ func (c *Pricer) fleetLocations(ctx context.Context, scope kwhouse.Scope, req Fl
 // sortFleet orders rows by req's order, ties by group id, date and currency (a row's key:
 // no two rows share one, so the order is total).
 func sortFleet(rows []FleetRow, order string) {
+	if slices.IsSortedFunc(rows, func(a, b FleetRow) int { return fleetCompare(&a, &b, order) }) {
+		return // rows from buckets served in id order
+	}
 	perm := make([]int32, len(rows))
 	for i := range perm {
 		perm[i] = int32(i)

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -26,24 +28,44 @@ func pagedByID(req FleetRequest) bool {
 }
 
 // fleetPage returns the sorted rows of req's page and every location skipped: the rows of
-// the locations from the cursor's on, in chunks of id order (each enough for the rows left,
-// more when chunks come up short), until they fill the page; the
-// skipped ones from the locations that may be (fleetSkipped).
+// the locations from the cursor's on, in chunks of id order (the first enough for the page
+// if every location has a row in every bucket, more when chunks come up short), until they
+// fill the page; the skipped ones from the locations that may be (fleetSkipped), read
+// meanwhile.
 func (c *Pricer) fleetPage(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
-	skipped, err := c.fleetSkipped(ctx, scope, req, locs, plans)
-	if err != nil {
+	var skipped []SkippedItem
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { skipped, err = c.fleetSkipped(gctx, scope, req, locs, plans); return err })
+	var rows []FleetRow
+	g.Go(func() (err error) { rows, err = c.pageRows(gctx, scope, req, locs, plans); return err })
+	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
+	return rows, skipped, nil
+}
+
+// pageRows returns the sorted rows of the locations from req's cursor on, at least a page
+// of them when there are that many.
+func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan) ([]FleetRow, error) {
 	ids := sortedIDs(locs)
 	cur, _ := parseCursor(req.StartingAfter) // checked in Validate
 	i := sort.SearchStrings(ids, cur.key.group)
-	per := bucketsPerLocation(req)
+	// A location's rows: at most per, usually one less (a window of whole days touches
+	// days + 1 local days of a zone that is not UTC).
+	per := max(1, bucketsPerLocation(req)-1)
 	grow := 1 // how many times more locations than the rows left need, if chunks come up short
+	// The cursor's location comes first, its rows up to the cursor already served.
+	behind := 0
+	if req.StartingAfter != "" {
+		behind = per
+	}
 	var rows []FleetRow
 	for i < len(ids) && len(rows) <= req.Limit {
 		want := req.Limit + 1 - len(rows)
-		k := grow * ((want + per - 1) / per) // enough for the rows left if every bucket has records
+		k := grow * ((want + behind + per - 1) / per) // enough for the rows left if every bucket has records
+		behind = 0
 		chunk := ids[i:min(i+k, len(ids))]
 		i = i + len(chunk)
 		sub := make(map[string]catalog.Location, len(chunk))
@@ -52,7 +74,7 @@ func (c *Pricer) fleetPage(ctx context.Context, scope kwhouse.Scope, req FleetRe
 		}
 		sums, err := c.fleetSums(ctx, scope, req, sub, plans)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		r, _ := fleetRows(req, sums, sub, plans)
 		sortFleet(r, req.Order)
@@ -64,7 +86,7 @@ func (c *Pricer) fleetPage(ctx context.Context, scope kwhouse.Scope, req FleetRe
 		}
 		rows = append(rows, r...)
 	}
-	return rows, skipped, nil
+	return rows, nil
 }
 
 // fleetSkipped lists the locations of the whole answer that cannot be priced: only a

@@ -38,12 +38,14 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 		}
 	}
 	rows := make([]FleetRow, 0, len(sums))
+	when := bucketDates{req: req, seen: map[whenKey]*bucketWhen{}}
 	for _, s := range sums {
 		obj := objectOf(s)
 		if refused[obj] != "" {
 			continue
 		}
-		rows = append(rows, fleetRow(req, s, obj, locs[s.Loc]))
+		loc := locs[s.Loc]
+		rows = append(rows, fleetRow(req, s, obj, loc, when.of(s.Key, loc.Timezone)))
 	}
 	if req.GroupBy == GroupCustomer {
 		rows, refused = byCustomer(rows, locs, refused)
@@ -51,8 +53,8 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 	return rows, skippedList(refused)
 }
 
-// fleetRow is one sum as an answer row of group object obj.
-func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location) FleetRow {
+// fleetRow is one sum as an answer row of group object obj, in bucket w.
+func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location, w *bucketWhen) FleetRow {
 	r := FleetRow{Object: "fleet_cost_row", CurrencyCode: loc.CurrencyCode, Energy: energyOf(s.Energy),
 		Tariff: TariffValue{Value: Amount(s.Money), Confidence: Amount(s.Confidence)}, wh: s.Energy, money: s.Money}
 	if req.GroupBy == GroupDevice {
@@ -60,7 +62,6 @@ func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location) Fl
 	} else {
 		r.LocationID = obj
 	}
-	w := bucketTimes(req, s.Key, loc.Timezone)
 	r.Date, r.StartTime, r.EndTime = w.date, &w.start, &w.end
 	r.key = fleetKey{group: obj, date: r.Date, currency: r.CurrencyCode}
 	return r
@@ -70,6 +71,28 @@ func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location) Fl
 type bucketWhen struct {
 	date       string
 	start, end catalog.Timestamp
+}
+
+// whenKey names a bucket of a zone by its local start.
+type whenKey struct {
+	k    uint32
+	zone string
+}
+
+// bucketDates dates the buckets of one answer, each (bucket, zone) once: rows share
+// their dates and bounds (a month by DAY of 1,000 locations in one zone has 31).
+type bucketDates struct {
+	req  FleetRequest
+	seen map[whenKey]*bucketWhen
+}
+
+func (d bucketDates) of(k uint32, zone string) *bucketWhen {
+	w, ok := d.seen[whenKey{k, zone}]
+	if !ok {
+		w = bucketTimes(d.req, k, zone)
+		d.seen[whenKey{k, zone}] = w
+	}
+	return w
 }
 
 // bucketTimes dates bucket k (its local start) of a location in zone: a local day or

@@ -2,9 +2,12 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -80,16 +83,62 @@ func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	var out []fleetSum
-	for _, r := range results {
-		out = append(out, r...)
-	}
-	return out, nil
+	return mergeSums(results), nil
 }
 
-// priceBatch prices the records of a batch's locations in req's window and buckets.
+// sumBefore orders sums by location, device and bucket (day buckets as served are).
+func sumBefore(a, b *fleetSum) int {
+	if c := strings.Compare(a.Loc, b.Loc); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Dev, b.Dev); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Key, b.Key)
+}
+
+// mergeSums joins the batches' sums: merged in (location, device, bucket) order when each
+// batch's are in that order (served buckets are), so rows in id order need no sort;
+// else one after another.
+func mergeSums(results [][]fleetSum) []fleetSum {
+	n, sorted := 0, true
+	for _, r := range results {
+		n += len(r)
+		sorted = sorted && slices.IsSortedFunc(r, func(a, b fleetSum) int { return sumBefore(&a, &b) })
+	}
+	out := make([]fleetSum, 0, n)
+	if !sorted {
+		for _, r := range results {
+			out = append(out, r...)
+		}
+		return out
+	}
+	at := make([]int, len(results))
+	for len(out) < n {
+		best := -1
+		for i, r := range results {
+			if at[i] < len(r) && (best < 0 || sumBefore(&r[at[i]], &results[best][at[best]]) < 0) {
+				best = i
+			}
+		}
+		out = append(out, results[best][at[best]])
+		at[best]++
+	}
+	return out
+}
+
+// priceBatch prices the records of a batch's locations in req's window and buckets. The
+// rate periods its tariffs need are made sure of first, here: an answer served from
+// priced buckets reads none.
 func (c *Pricer) priceBatch(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
 	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	mine := make(map[string]tariffs.Plan, len(b.ids))
+	for _, id := range b.ids {
+		mine[id] = plans[id]
+	}
+	if err := c.tariffs.EnsureFleetRates(ctx, scope, mine); err != nil {
+		return nil, err
+	}
 	ts, err := c.fleetTasks(ctx, scope, b, plans)
 	if err != nil {
 		return nil, err

@@ -44,7 +44,10 @@ type Amount float64
 
 // MarshalJSON implements json.Marshaler; an amount that is not a finite number (JSON
 // has none) is an error.
-func (a Amount) MarshalJSON() ([]byte, error) {
+func (a Amount) MarshalJSON() ([]byte, error) { return a.AppendText(nil) }
+
+// AppendText appends the amount as its JSON is to b (CSV cells are written so too).
+func (a Amount) AppendText(b []byte) ([]byte, error) {
 	if math.IsNaN(float64(a)) || math.IsInf(float64(a), 0) {
 		return nil, fmt.Errorf("amount %v is not a finite number", float64(a))
 	}
@@ -52,7 +55,7 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 	if v == 0 {
 		v = 0 // no "-0"
 	}
-	return []byte(strconv.FormatFloat(v, 'f', -1, 64)), nil
+	return strconv.AppendFloat(b, v, 'f', -1, 64), nil
 }
 
 // EnergyValue is {"value": whole Wh, "value_exact": Wh}: FlatPeak declares value an

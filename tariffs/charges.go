@@ -203,7 +203,7 @@ func (s *Service) ChargesOf(ctx context.Context, scope kwhouse.Scope, locationID
 
 // FleetChargesOf is ChargesOf for many locations, from one read of the scope's tariffs.
 func (s *Service) FleetChargesOf(ctx context.Context, scope kwhouse.Scope, locationIDs []string, direction string) (map[string][]charges.Tariff, error) {
-	all, err := s.scopes.Get(ctx, scope, "", func() ([]Tariff, error) { return s.ofScope(ctx, scope) })
+	all, err := s.ofScope(ctx, scope)
 	if err != nil {
 		return nil, err
 	}

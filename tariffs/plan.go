@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/docstore"
 )
 
 // Components of a price: which records they price (by tariff_rate) and which tariffs.
@@ -63,27 +67,54 @@ func (s *Service) plan(ctx context.Context, scope kwhouse.Scope, locationID stri
 	return planOf(ts, w0, end, counters), nil
 }
 
-// PlanFleet resolves the tariffs of many locations for records starting in [w0, w1), as
-// Plan does for each, from one read of the scope's tariffs.
-func (s *Service) PlanFleet(ctx context.Context, scope kwhouse.Scope, locationIDs []string, w0, w1 int64) (map[string]Plan, error) {
-	all, err := s.scopes.Get(ctx, scope, "", func() ([]Tariff, error) { return s.ofScope(ctx, scope) })
+// FleetTariffs are every tariff of a scope, to plan many locations from (OfFleet).
+type FleetTariffs struct {
+	all   []docstore.Versioned[Tariff]
+	plans *lru.Cache[string, Plan]
+}
+
+// OfFleet reads every tariff of a scope, for planning many locations at once.
+func (s *Service) OfFleet(ctx context.Context, scope kwhouse.Scope) (FleetTariffs, error) {
+	all, err := s.all.AllVersioned(ctx, scope)
 	if err != nil {
-		return nil, err
+		return FleetTariffs{}, fmt.Errorf("tariffs of the fleet: %w", err)
 	}
-	byLocation := make(map[string][]Tariff, len(locationIDs))
+	return FleetTariffs{all: all, plans: s.plans}, nil
+}
+
+// Plans resolves the tariffs of many locations for records starting in [w0, w1), as Plan
+// does for each. A plan depends only on its tariffs and range, so it is kept under the
+// versions of its tariffs (a fleet's pages plan the same locations again and again).
+func (f FleetTariffs) Plans(locationIDs []string, w0, w1 int64) map[string]Plan {
+	byLocation := make(map[string][]docstore.Versioned[Tariff], len(locationIDs))
 	for _, id := range locationIDs {
 		byLocation[id] = nil
 	}
-	for _, t := range all {
-		if list, ok := byLocation[t.LocationID]; ok {
-			byLocation[t.LocationID] = append(list, t)
+	for _, t := range f.all {
+		if list, ok := byLocation[t.Value.LocationID]; ok {
+			byLocation[t.Value.LocationID] = append(list, t)
 		}
 	}
 	out := make(map[string]Plan, len(byLocation))
-	for id, ts := range byLocation {
+	span := strconv.FormatInt(w0, 10) + "-" + strconv.FormatInt(w1, 10)
+	var key []byte
+	for id, list := range byLocation {
+		key = append(append(append(key[:0], id...), '|'), span...)
+		for _, t := range list {
+			key = strconv.AppendUint(append(append(append(key, '|'), t.ID...), '@'), t.Version, 10)
+		}
+		if p, ok := f.plans.Get(string(key)); ok {
+			out[id] = p
+			continue
+		}
+		ts := make([]Tariff, len(list))
+		for i, t := range list {
+			ts[i] = t.Value
+		}
 		out[id] = planOf(ts, w0, w1+maxRecordSpan, true)
+		f.plans.Add(string(key), out[id])
 	}
-	return out, nil
+	return out
 }
 
 // EnsureFleetRates makes sure the stored rate periods cover every plan's range (EnsureRates

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -111,11 +113,12 @@ type Service struct {
 	db       *chstore.DB
 	now      func() time.Time
 	years    *expandedYears
-	flights  *yearFlights         // years being expanded now, shared by concurrent requests
-	expanded atomic.Uint64        // calendar years computed (ExpandedYears)
-	lists    *EpochMemo[[]Tariff] // location tariff lists by pricing epoch (readTariffs)
-	scopes   *EpochMemo[[]Tariff] // every tariff of a scope by pricing epoch (PlanFleet)
-	epochs   docstore.Cache       // where pricing epochs live (SetEpochCache); nil: the document cache
+	flights  *yearFlights              // years being expanded now, shared by concurrent requests
+	expanded atomic.Uint64             // calendar years computed (ExpandedYears)
+	lists    *EpochMemo[[]Tariff]      // location tariff lists by pricing epoch (readTariffs)
+	all      *docstore.Decoded[Tariff] // every tariff of a scope, by document version (ofScope)
+	plans    *lru.Cache[string, Plan]  // fleet plans by location, range and tariff versions (FleetTariffs.Plans)
+	epochs   docstore.Cache            // where pricing epochs live (SetEpochCache); nil: the document cache
 	// revisions is told of price writes before they are made (SetRevisions).
 	revisions PriceRevisions
 }
@@ -125,7 +128,8 @@ type Service struct {
 func NewService(db *chstore.DB, docs *docstore.Store, cat *catalog.Catalog, now func() time.Time) *Service {
 	s := &Service{docs: docs, catalog: cat, db: db, now: now, years: newExpandedYears(), flights: newYearFlights()}
 	s.lists = NewEpochMemo[[]Tariff](s, tariffListCacheSize)
-	s.scopes = NewEpochMemo[[]Tariff](s, scopeTariffsCacheSize)
+	s.all = docstore.NewDecoded(docs, KindTariff, decodeTariff)
+	s.plans, _ = lru.New[string, Plan](fleetPlansCacheSize)
 	return s
 }
 
