@@ -2,9 +2,11 @@ package httpapi_test
 
 import (
 	"context"
+	"sort"
 	"testing"
 
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 // keptPeaks are the latest kept demand peaks of a location by local month start, and how
@@ -73,5 +75,66 @@ func TestBillDemandPeaksKeptUntilAReadingRaisesThem(t *testing.T) {
 	peaks, n = e.keptPeaks()
 	if n != 4 || peaks[jan][0] != 6 {
 		t.Fatalf("kept peaks %v (%d rows), want January re-measured at 6 kW, the others kept", peaks, n)
+	}
+}
+
+// Fleet answers with include_charges are paged by location id like the others: a page
+// prices only the locations it needs (so the third location's demand peaks are not
+// measured for the first page), and the pages together are the whole answer. Three
+// London homes, 0.2 GBP/kWh, 0.5 GBP a day, 2 GBP/kW of 15-minute demand: home k uses
+// k kWh on 10 March 12:00–12:15 UTC (4k kW).
+func TestFleetBillPagedByID(t *testing.T) {
+	api := apitest.Start(t, apitest.Options{})
+	acc := api.NewAccount("fleet-bill-pages")
+	e := &costEnv{t: t, api: api, acc: acc}
+	var locs []string
+	for k := 1; k <= 3; k++ {
+		e.loc = e.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}).Map(t)["id"].(string)
+		e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.2}), "standing_charge": 0.5,
+			"demand_charges": []any{map[string]any{"rate_per_kw": 2}}})
+		e.reads(reading("2024-03-10T12:00:00Z", "2024-03-10T12:15:00Z", float64(1000*k)))
+		locs = append(locs, e.loc)
+	}
+	want := map[string]billCharges{}
+	for k, l := range locs {
+		kk := float64(k + 1)
+		want[l] = billCharges{0.2 * kk, 15.5, 8 * kk, 0, 0.2*kk + 15.5 + 8*kk}
+	}
+	sort.Strings(locs)
+	page := func(cursor string) ([]fleetBillRow, string) {
+		body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-04-01T00:00:00Z",
+			"aggregation": "MONTH", "include_charges": true, "limit": 1}
+		if cursor != "" {
+			body["starting_after"] = cursor
+		}
+		r := e.do("POST", "/costs/fleet", body)
+		if r.Status != 200 {
+			t.Fatalf("page after %q: %d %s", cursor, r.Status, r.Body)
+		}
+		var b struct {
+			Data       []fleetBillRow
+			NextCursor string `json:"next_cursor"`
+		}
+		r.JSON(t, &b)
+		return b.Data, b.NextCursor
+	}
+	rows, cursor := page("")
+	e.loc = locs[2]
+	if peaks, n := e.keptPeaks(); n != 0 {
+		t.Errorf("the first page measured the last location's peaks too: %v", peaks)
+	}
+	for cursor != "" {
+		var more []fleetBillRow
+		more, cursor = page(cursor)
+		rows = append(rows, more...)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("rows %+v", rows)
+	}
+	for i, row := range rows {
+		if row.LocationID != locs[i] {
+			t.Errorf("row %d is %s, want %s", i, row.LocationID, locs[i])
+		}
+		row.Charges.check(t, row.LocationID, want[row.LocationID])
 	}
 }

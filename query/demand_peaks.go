@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -25,6 +24,8 @@ var (
 	demandCountsStmt = chstore.Register("query.demand_counts", "demand_peaks.sql: reading change counts per location and month")
 	insertPeaksStmt  = chstore.Register("query.insert_demand_peaks", `INSERT INTO demand_peaks (account_id, live_mode,
 	location_id, direction, month_start, tariff_key, peaks, readings_seen, version) VALUES`)
+	demandStoredSQL = renderFixed("demand_stored")
+	demandCountsSQL = renderFixed("demand_counts")
 )
 
 // locationPeaks are the demand peaks of an answer by location, then by tariff and month.
@@ -144,11 +145,7 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 }
 
 func (c *Pricer) storedPeaks(ctx context.Context, args []any) (map[keptKey]keptPeak, error) {
-	q, err := renderStatic("demand_stored")
-	if err != nil {
-		return nil, err
-	}
-	rows, err := c.db.Query(ctx, demandStoredStmt.With(q), args...)
+	rows, err := c.db.Query(ctx, demandStoredStmt.With(demandStoredSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("kept demand peaks: %w", err)
 	}
@@ -168,10 +165,6 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any) (map[keptKey]keptP
 
 // monthCounts adds up the reading change counts of each location per month label.
 func (c *Pricer) monthCounts(ctx context.Context, base []any, labels []monthLabel) (map[string]map[monthLabel]uint64, error) {
-	q, err := renderStatic("demand_counts")
-	if err != nil {
-		return nil, err
-	}
 	lo, hi := make([]uint32, len(labels)), make([]uint32, len(labels))
 	var d0, d1 time.Time
 	for i, l := range labels {
@@ -186,7 +179,7 @@ func (c *Pricer) monthCounts(ctx context.Context, base []any, labels []monthLabe
 	}
 	args := append(base, chstore.Named("lo", lo), chstore.Named("hi", hi),
 		chstore.Named("d0", d0.Format(time.DateOnly)), chstore.Named("d1", d1.Format(time.DateOnly)))
-	rows, err := c.db.Query(ctx, demandCountsStmt.With(q), args...)
+	rows, err := c.db.Query(ctx, demandCountsStmt.With(demandCountsSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading change counts of demand months: %w", err)
 	}
@@ -284,13 +277,4 @@ func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 		return fmt.Errorf("keep demand peaks: %w", err)
 	}
 	return nil
-}
-
-// renderStatic renders a template that takes no shape.
-func renderStatic(name string) (string, error) {
-	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, name, nil); err != nil {
-		return "", fmt.Errorf("render %s: %w", name, err)
-	}
-	return buf.String(), nil
 }

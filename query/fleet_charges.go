@@ -22,6 +22,29 @@ func (r *FleetRequest) checkFleetCharges() error {
 	return nil
 }
 
+// pricedRows prices the locations locs into req's rows, with their charges when asked,
+// and lists the objects skipped.
+func (c *Pricer) pricedRows(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	if !req.IncludeCharges {
+		sums, err := c.fleetSums(ctx, scope, req, locs, plans)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows, skipped := fleetRows(req, sums, locs, plans)
+		return rows, skipped, nil
+	}
+	sums, bills, err := c.fleetCharges(ctx, scope, req, locs, plans)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, skipped := fleetRows(req, sums, locs, plans)
+	for i := range rows {
+		rows[i].Charges = chargesOf(bills[rows[i].key])
+	}
+	return rows, skipped, nil
+}
+
 // fleetCharges prices the fleet per local day (from priced buckets where kept), sums the
 // days into the request's buckets, and computes each location's charges over them: the
 // sums, and the charges by row key (group, date, currency). A tariff changing inside a
