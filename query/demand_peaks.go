@@ -278,3 +278,33 @@ func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	}
 	return nil
 }
+
+// keepFleetPeaks measures and keeps the stale demand peaks of every location of scope
+// whose tariffs of direction dir have demand charges, for the local months overlapping
+// [from, to): the background pricer's pass, so that answers rarely measure on their read
+// path.
+func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir string, from, to time.Time) error {
+	if c.buckets == nil {
+		return nil
+	}
+	locs, err := c.catalog.LocationInfos(ctx, scope, "")
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(locs))
+	for i, l := range locs {
+		ids[i] = l.ID
+	}
+	ts, err := c.tariffs.FleetChargesOf(ctx, scope, ids, dir)
+	if err != nil {
+		return err
+	}
+	need := map[string][]charges.TariffMonth{}
+	for id, lts := range ts {
+		if ms := charges.DemandMonths(lts, from, to, true); len(ms) > 0 {
+			need[id] = ms
+		}
+	}
+	_, err = c.demandPeaks(ctx, scope, dir, need)
+	return err
+}
