@@ -200,6 +200,10 @@ func (c *Pricer) monthCounts(ctx context.Context, base []any, labels []monthLabe
 	return out, rows.Err()
 }
 
+// demandChunk bounds the locations whose months of readings one query reads and Go holds
+// at once (a location's year of half-hourly readings is about 1 MB in Go).
+const demandChunk = 100
+
 // measurePeaks measures the peaks of the months in need from their readings into out:
 // demandChunk locations a query, fleetParallel queries at once.
 func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, out locationPeaks) error {

@@ -106,10 +106,6 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	return sums, bills, nil
 }
 
-// demandChunk bounds the locations whose months of readings one query reads and Go holds
-// at once (a location's year of half-hourly readings is about 1 MB in Go).
-const demandChunk = 100
-
 // locationBill sums a location's days into the request's buckets and returns them with
 // their charges under each row's key.
 func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
