@@ -93,20 +93,3 @@ func monthsOf(t *Tariff, from, to time.Time) []Bucket {
 	}
 	return out
 }
-
-// MonthsNeeded lists the local months of zone whose readings a charges Request over
-// [from, to) needs whole: those that overlap it when its buckets are months, else only
-// those wholly inside it (the others' demand is counted nowhere).
-func MonthsNeeded(zone *time.Location, from, to time.Time, monthBuckets bool) []Bucket {
-	all := monthsOf(&Tariff{Zone: zone, From: from, To: to}, from, to)
-	if monthBuckets {
-		return all
-	}
-	var out []Bucket
-	for _, m := range all {
-		if !m.Start.Before(from) && !m.End.After(to) {
-			out = append(out, m)
-		}
-	}
-	return out
-}

@@ -10,7 +10,10 @@ import (
 
 // Tariff is what one tariff element charges beyond the energy it prices.
 type Tariff struct {
-	ID         string
+	ID string
+	// Key names what its demand charges are measured by (the tariff, its zone, contract and
+	// demand entries): peaks kept under a key hold while the month's readings do.
+	Key        string
 	Zone       *time.Location // local days and months, interval alignment
 	From, To   time.Time      // the contract [From, To)
 	Standing   float64        // major units per local day
@@ -59,8 +62,51 @@ type Request struct {
 	// MonthBuckets says the buckets are months: demand charges land on them (days carry none).
 	MonthBuckets bool
 	Energy       []Energy
-	// Readings cover every local month that the window touches, whole.
+	// Peaks are the demand peaks of every month DemandMonths lists (MonthPeaks); without
+	// them (nil) they are measured from Readings, which cover those months whole.
+	Peaks    map[PeakKey][]float64
 	Readings []Reading
+}
+
+// PeakKey names the demand peaks of one tariff (by its Key) in one local month (by the
+// Unix time of its start).
+type PeakKey struct {
+	Tariff string
+	Month  int64
+}
+
+// TariffMonth is a local month whose demand charge a tariff bills.
+type TariffMonth struct {
+	Tariff *Tariff
+	Month  Bucket
+	// Whole says the month lies wholly inside the window: its charge counts at the top level.
+	Whole bool
+}
+
+// PeakKey names the peaks of m.
+func (m TariffMonth) PeakKey() PeakKey {
+	return PeakKey{Tariff: m.Tariff.Key, Month: m.Month.Start.Unix()}
+}
+
+// DemandMonths lists the months whose demand charges an answer over [from, to) bills,
+// per tariff with demand charges: the local months overlapping both its contract and the
+// window when the buckets are months (monthBuckets), else only those wholly inside the
+// window (the others' demand is counted nowhere).
+func DemandMonths(ts []Tariff, from, to time.Time, monthBuckets bool) []TariffMonth {
+	var out []TariffMonth
+	for i := range ts {
+		t := &ts[i]
+		if len(t.Demand) == 0 {
+			continue
+		}
+		for _, m := range monthsOf(t, from, to) {
+			whole := !m.Start.Before(from) && !m.End.After(to)
+			if whole || monthBuckets {
+				out = append(out, TariffMonth{Tariff: t, Month: m, Whole: whole})
+			}
+		}
+	}
+	return out
 }
 
 // Compute returns the charges of the whole window and of each bucket (in req.Buckets'
@@ -78,17 +124,14 @@ func Compute(req Request) (Totals, []Totals) {
 		for _, d := range standingDays(t, req.From, req.To) {
 			b.add(d, t.ID, Totals{Standing: t.Standing}, true, true)
 		}
-		if len(t.Demand) == 0 {
-			continue
+	}
+	for _, m := range DemandMonths(req.Tariffs, req.From, req.To, req.MonthBuckets) {
+		peaks := req.Peaks[m.PeakKey()]
+		if req.Peaks == nil {
+			peaks = MonthPeaks(m.Tariff, m.Month, req.Readings)
 		}
-		for _, m := range monthsOf(t, req.From, req.To) {
-			whole := !m.Start.Before(req.From) && !m.End.After(req.To)
-			if !whole && !req.MonthBuckets {
-				continue // counted nowhere
-			}
-			charge := monthDemand(t, m, req.Readings)
-			b.add(maxTime(m.Start, t.From), t.ID, Totals{Demand: charge}, whole, req.MonthBuckets)
-		}
+		charge := demandCharge(m.Tariff, peaks)
+		b.add(maxTime(m.Month.Start, m.Tariff.From), m.Tariff.ID, Totals{Demand: charge}, m.Whole, req.MonthBuckets)
 	}
 	return b.finish()
 }

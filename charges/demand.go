@@ -5,14 +5,27 @@ import (
 	"time"
 )
 
-// monthDemand is t's demand charge for local month m: for each entry, the highest mean
-// power over its matching intervals that start in m and in t's contract, at least the
-// entry's minimum, times its rate.
-func monthDemand(t *Tariff, m Bucket, readings []Reading) float64 {
+// demandCharge is t's demand charge for a month of peaks (MonthPeaks): per entry, its
+// peak, at least the entry's minimum, times its rate. A missing peak counts as 0 kW.
+func demandCharge(t *Tariff, peaks []float64) float64 {
+	total := 0.0
+	for i, d := range t.Demand {
+		peak := 0.0
+		if i < len(peaks) {
+			peak = peaks[i]
+		}
+		total += math.Max(peak, d.MinimumKW) * d.RatePerKW
+	}
+	return total
+}
+
+// MonthPeaks are t's demand peaks in local month m, one per demand entry: the highest mean
+// power (kW) over the entry's matching intervals that start in m and in t's contract.
+func MonthPeaks(t *Tariff, m Bucket, readings []Reading) []float64 {
 	lo, hi := maxTime(m.Start, t.From), minTime(m.End, t.To)
 	byStep := map[time.Duration]map[int64]float64{}
-	total := 0.0
-	for _, d := range t.Demand {
+	out := make([]float64, len(t.Demand))
+	for i, d := range t.Demand {
 		wh, ok := byStep[d.Interval]
 		if !ok {
 			wh = IntervalEnergy(readings, t.Zone, d.Interval, lo, hi)
@@ -25,9 +38,9 @@ func monthDemand(t *Tariff, m Bucket, readings []Reading) float64 {
 				peak = kw
 			}
 		}
-		total += math.Max(peak, d.MinimumKW) * d.RatePerKW
+		out[i] = peak
 	}
-	return total
+	return out
 }
 
 // IntervalEnergy sums the readings into intervals of length step aligned to the local

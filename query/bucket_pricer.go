@@ -108,7 +108,7 @@ func (b *BucketPricer) recentScopes(ctx context.Context, from time.Time) ([]kwho
 }
 
 // priceScope asks the scope's fleet of [w0, w1) in every direction and grouping that has
-// buckets, holding the scope's lease.
+// buckets, and keeps the demand peaks of its months, holding the scope's lease.
 func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, w1 time.Time) error {
 	unlock, _, err := b.leases.Lock(ctx, fmt.Sprintf("bucket-pricer:%s:%t", scope.AccountID, scope.LiveMode), 10*b.interval)
 	if err != nil || unlock == nil {
@@ -122,6 +122,9 @@ func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, 
 			if _, err := b.pricer.Fleet(ctx, scope, req); err != nil {
 				return fmt.Errorf("%s %s: %w", dir, group, err)
 			}
+		}
+		if err := b.pricer.keepFleetPeaks(ctx, scope, dir, w0, w1); err != nil {
+			return fmt.Errorf("%s demand peaks: %w", dir, err)
 		}
 	}
 	return nil

@@ -40,13 +40,13 @@ func (r *CostRequest) checkCharges() error {
 	return nil
 }
 
-// pendingCharges are a location's charging tariffs and demand readings, read while its
-// cost query runs.
+// pendingCharges are a location's charging tariffs and demand peaks, read while its cost
+// query runs.
 type pendingCharges struct {
-	done     chan struct{}
-	tariffs  []charges.Tariff
-	readings []charges.Reading
-	err      error
+	done    chan struct{}
+	tariffs []charges.Tariff
+	peaks   map[charges.PeakKey][]float64
+	err     error
 }
 
 // startCharges starts reading what the charges of an interval answer need (nil when
@@ -62,10 +62,11 @@ func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) 
 		if p.tariffs, p.err = c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction); p.err != nil {
 			return
 		}
-		lo, hi := demandWindow(p.tariffs, req.Start, req.End, req.Aggregation == AggregationMonth)
-		var byLoc map[string][]charges.Reading
-		byLoc, p.err = c.demandReadings(ctx, a.scope, []string{a.location}, a.direction, lo, hi)
-		p.readings = byLoc[a.location]
+		need := map[string][]charges.TariffMonth{
+			a.location: charges.DemandMonths(p.tariffs, req.Start, req.End, req.Aggregation == AggregationMonth)}
+		var peaks locationPeaks
+		peaks, p.err = c.demandPeaks(ctx, a.scope, a.direction, need)
+		p.peaks = peaks[a.location]
 	}()
 	return p
 }
@@ -78,7 +79,7 @@ func (p *pendingCharges) add(a costArgs, req CostRequest, rows []costRow, out *E
 		return p.err
 	}
 	creq := charges.Request{Tariffs: p.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Energy: energyByTariff(rows, a.plan, a.direction), Readings: p.readings}
+		Energy: energyByTariff(rows, a.plan, a.direction), Peaks: p.peaks}
 	if req.Aggregation != AggregationNone {
 		for _, it := range out.Data {
 			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: it.StartTime.Time(), End: it.EndTime.Time()})
@@ -128,33 +129,6 @@ func sourceAt(ss []tariffs.Source, t int64) string {
 	return ss[len(ss)-1].Tariff.ID
 }
 
-// demandWindow is the span of the local months whose demand charges an answer over
-// [from, to) shows (charges.MonthsNeeded), in the zone of each tariff with demand
-// charges, less demandLookback; zero when there is none.
-func demandWindow(ts []charges.Tariff, from, to time.Time, monthBuckets bool) (lo, hi time.Time) {
-	for _, t := range ts {
-		if len(t.Demand) == 0 {
-			continue
-		}
-		ms := charges.MonthsNeeded(t.Zone, from, to, monthBuckets)
-		if len(ms) == 0 {
-			continue
-		}
-		if lo.IsZero() || ms[0].Start.Before(lo) {
-			lo = ms[0].Start
-		}
-		if end := ms[len(ms)-1].End; end.After(hi) {
-			hi = end
-		}
-	}
-	if lo.IsZero() {
-		return lo, hi
-	}
-	// Readings that start the day before the first month may reach into it (a longer one
-	// spreads too thin to set a peak).
-	return lo.Add(-demandLookback), hi
-}
-
 // demandReadings reads the readings of locs (location level, direction dir) starting in
 // [lo, hi), by location.
 func (c *Pricer) demandReadings(ctx context.Context, scope kwhouse.Scope, locs []string, dir string, lo, hi time.Time) (map[string][]charges.Reading, error) {
@@ -190,5 +164,5 @@ func (c *Pricer) demandReadings(ctx context.Context, scope kwhouse.Scope, locs [
 }
 
 // demandShape reads the readings of demand charges: location level, the asked direction,
-// the latest version of each by FINAL (cost_demand.sql).
-var demandShape = pricingShape{Dedup: dedupFinal}
+// the latest version of each by argMax (cost_demand.sql).
+var demandShape = pricingShape{Dedup: dedupArgMax}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
-	"github.com/kwhouse/kwhouse/charges"
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
@@ -205,25 +204,12 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 // skipped: a page by id from the locations it needs (fleetPage), else every row.
 func (c *Pricer) fleetAnswer(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
-	if pagedByID(req) && !req.IncludeCharges {
+	if pagedByID(req) {
 		return c.fleetPage(ctx, scope, req, locs, plans)
 	}
-	var sums []fleetSum
-	var bills map[fleetKey]charges.Totals
-	var err error
-	if req.IncludeCharges {
-		sums, bills, err = c.fleetCharges(ctx, scope, req, locs, plans)
-	} else {
-		sums, err = c.fleetSums(ctx, scope, req, locs, plans)
-	}
+	rows, skipped, err := c.pricedRows(ctx, scope, req, locs, plans)
 	if err != nil {
 		return nil, nil, err
-	}
-	rows, skipped := fleetRows(req, sums, locs, plans)
-	if bills != nil {
-		for i := range rows {
-			rows[i].Charges = chargesOf(bills[rows[i].key])
-		}
 	}
 	sortFleet(rows, req.Order)
 	return rows, skipped, nil

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -24,13 +22,35 @@ func (r *FleetRequest) checkFleetCharges() error {
 	return nil
 }
 
+// pricedRows prices the locations locs into req's rows, with their charges when asked,
+// and lists the objects skipped.
+func (c *Pricer) pricedRows(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	if !req.IncludeCharges {
+		sums, err := c.fleetSums(ctx, scope, req, locs, plans)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows, skipped := fleetRows(req, sums, locs, plans)
+		return rows, skipped, nil
+	}
+	sums, bills, err := c.fleetCharges(ctx, scope, req, locs, plans)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, skipped := fleetRows(req, sums, locs, plans)
+	for i := range rows {
+		rows[i].Charges = chargesOf(bills[rows[i].key])
+	}
+	return rows, skipped, nil
+}
+
 // fleetCharges prices the fleet per local day (from priced buckets where kept), sums the
 // days into the request's buckets, and computes each location's charges over them: the
 // sums, and the charges by row key (group, date, currency). A tariff changing inside a
 // month taxes each day's energy by the tariff of that day, as POST /costs/interval does.
-// Demand charges are measured per request from the locations' readings of the whole
-// months (demand_readings, demandChunk locations a query), so a reading that raises a
-// month's peak counts at once.
+// Demand peaks are kept per month while the month's readings are unchanged (demandPeaks),
+// so a reading that raises a month's peak counts at once.
 func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]fleetSum, map[fleetKey]charges.Totals, error) {
 	daily := req
@@ -39,16 +59,24 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	for id := range locs {
 		all = append(all, id)
 	}
-	// The days are priced while the charging tariffs are read.
+	// The days are priced while the charging tariffs and their demand peaks are read.
 	var days []fleetSum
 	var ts map[string][]charges.Tariff
+	var peaks locationPeaks
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		days, err = c.fleetSums(gctx, scope, daily, locs, plans)
 		return err
 	})
 	g.Go(func() (err error) {
-		ts, err = c.tariffs.FleetChargesOf(gctx, scope, all, req.Direction)
+		if ts, err = c.tariffs.FleetChargesOf(gctx, scope, all, req.Direction); err != nil {
+			return err
+		}
+		need := make(map[string][]charges.TariffMonth, len(ts))
+		for id, lts := range ts {
+			need[id] = charges.DemandMonths(lts, req.Start, req.End, req.Aggregation == AggregationMonth)
+		}
+		peaks, err = c.demandPeaks(gctx, scope, req.Direction, need)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -63,90 +91,25 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	f := fleetBill{req: req, locs: locs, plans: plans, ts: ts, days: byLoc, bills: map[fleetKey]charges.Totals{},
-		rolled: map[string][]fleetSum{}}
-	if err := c.billChunks(ctx, scope, &f, ids); err != nil {
-		return nil, nil, err
-	}
+	bills := map[fleetKey]charges.Totals{}
 	var sums []fleetSum
 	for _, id := range ids {
-		sums = append(sums, f.rolled[id]...)
+		rolled, lb, err := locationBill(req, locs[id], plans[id], ts[id], peaks[id], byLoc[id])
+		if err != nil {
+			return nil, nil, err
+		}
+		sums = append(sums, rolled...)
+		for k, t := range lb {
+			bills[k] = addTotals(bills[k], t)
+		}
 	}
-	return sums, f.bills, nil
-}
-
-// demandChunk bounds the locations whose months of readings one query reads and Go holds
-// at once (a location's year of half-hourly readings is about 1 MB in Go).
-const demandChunk = 100
-
-// fleetBill collects the bills of a fleet's locations.
-type fleetBill struct {
-	req    FleetRequest
-	locs   map[string]catalog.Location
-	plans  map[string]tariffs.Plan
-	ts     map[string][]charges.Tariff
-	days   map[string][]fleetSum
-	mu     sync.Mutex
-	bills  map[fleetKey]charges.Totals
-	rolled map[string][]fleetSum
-}
-
-// billChunks bills ids demandChunk at a time, fleetParallel chunks at once: each chunk's
-// demand readings in one query, then each location's bill.
-func (c *Pricer) billChunks(ctx context.Context, scope kwhouse.Scope, f *fleetBill, ids []string) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(fleetParallel)
-	for from := 0; from < len(ids); from += demandChunk {
-		chunk := ids[from:min(from+demandChunk, len(ids))]
-		g.Go(func() error {
-			var demand []string
-			var lo, hi time.Time
-			for _, id := range chunk {
-				if l, h := demandWindow(f.ts[id], f.req.Start, f.req.End, f.req.Aggregation == AggregationMonth); !l.IsZero() {
-					demand = append(demand, id)
-					if lo.IsZero() || l.Before(lo) {
-						lo = l
-					}
-					if h.After(hi) {
-						hi = h
-					}
-				}
-			}
-			readings, err := c.demandReadings(gctx, scope, demand, f.req.Direction, lo, hi)
-			if err != nil {
-				return err
-			}
-			for _, id := range chunk {
-				if err := f.add(id, readings[id]); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	return g.Wait()
-}
-
-// add bills location id from its days and demand readings.
-func (f *fleetBill) add(id string, readings []charges.Reading) error {
-	loc := f.locs[id]
-	rolled, bills, err := locationBill(f.req, loc, f.plans[id], f.ts[id], readings, f.days[id])
-	if err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rolled[id] = rolled
-	for k, t := range bills {
-		f.bills[k] = addTotals(f.bills[k], t)
-	}
-	return nil
+	return sums, bills, nil
 }
 
 // locationBill sums a location's days into the request's buckets and returns them with
 // their charges under each row's key.
 func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
-	readings []charges.Reading, days []fleetSum) ([]fleetSum, map[fleetKey]charges.Totals, error) {
+	peaks map[charges.PeakKey][]float64, days []fleetSum) ([]fleetSum, map[fleetKey]charges.Totals, error) {
 	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
 		return nil, nil, fmt.Errorf("zone of %s: %w", loc.ID, err)
@@ -154,7 +117,7 @@ func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts 
 	rolled := rollUp(req.Aggregation, days, zone)
 	sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
 	creq := charges.Request{Tariffs: ts, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Readings: readings}
+		Peaks: peaks}
 	dates := make([]string, len(rolled))
 	for i, s := range rolled {
 		w := bucketTimes(req, s.Key, loc.Timezone)

@@ -72,11 +72,10 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 		for _, id := range chunk {
 			sub[id] = locs[id]
 		}
-		sums, err := c.fleetSums(ctx, scope, req, sub, plans)
+		r, _, err := c.pricedRows(ctx, scope, req, sub, plans)
 		if err != nil {
 			return nil, err
 		}
-		r, _ := fleetRows(req, sums, sub, plans)
 		sortFleet(r, req.Order)
 		if req.StartingAfter != "" {
 			r = r[sort.Search(len(r), func(j int) bool { return fleetLess(cur, r[j], req.Order) }):]

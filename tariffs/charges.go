@@ -2,6 +2,9 @@ package tariffs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -163,6 +166,9 @@ func (t *Tariff) Charges() (charges.Tariff, error) {
 	}
 	out := charges.Tariff{ID: t.ID, Zone: zone, From: t.ContractStartDate.Time(), To: t.ContractEndDate.Time(),
 		Standing: deref(t.StandingCharge), TaxPercent: deref(t.TaxPercentage)}
+	if out.Key, err = t.demandKey(); err != nil {
+		return charges.Tariff{}, err
+	}
 	for i := range t.DemandCharges {
 		d, err := t.DemandCharges[i].compile(fmt.Sprintf("demand_charges[%d]", i))
 		if err != nil {
@@ -171,6 +177,27 @@ func (t *Tariff) Charges() (charges.Tariff, error) {
 		out.Demand = append(out.Demand, d)
 	}
 	return out, nil
+}
+
+// demandRules numbers how demand peaks are measured: kept peaks of another number are
+// measured again.
+const demandRules = 1
+
+// demandKey names what t's demand peaks are measured by: its id, zone, contract and demand
+// entries (a hash; any change to one of them is another key).
+func (t *Tariff) demandKey() (string, error) {
+	b, err := json.Marshal(struct {
+		Rules    int
+		ID, Zone string
+		From, To int64
+		Demand   []DemandCharge
+	}{demandRules, t.ID, t.Timezone, t.ContractStartDate.Time().UnixNano(), t.ContractEndDate.Time().UnixNano(),
+		withDefaults(t.DemandCharges)})
+	if err != nil {
+		return "", fmt.Errorf("demand key of tariff %s: %w", t.ID, err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16]), nil
 }
 
 // withDefaults returns the demand charges as stored: interval_minutes filled in.

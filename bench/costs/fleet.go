@@ -85,11 +85,11 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 			return err
 		}
 		if !s.moving && !s.elsewhere && s.change == "" && o.afresh {
-			if err := timeFleet(ctx, a, fresh, fx, s, n, s.name+", afresh", flat); err != nil {
+			if err := timeFleet(ctx, a, fresh, fx, s, n, s.name+", afresh", flat, o.fleetTimeout); err != nil {
 				return err
 			}
 		}
-		if err := timeFleet(ctx, a, base, fx, s, n, s.name+", cached", flat); err != nil {
+		if err := timeFleet(ctx, a, base, fx, s, n, s.name+", cached", flat, o.fleetTimeout); err != nil {
 			return err
 		}
 	}
@@ -97,7 +97,8 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 }
 
 // timeFleet times n requests of shape s at base and reports them against the floor.
-func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s fleetShape, n int, name string, flat []time.Duration) error {
+func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s fleetShape, n int, name string, flat []time.Duration,
+	timeout time.Duration) error {
 	since := time.Now()
 	var before func(i int) error
 	if s.elsewhere {
@@ -122,7 +123,7 @@ func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s flee
 			}
 		}()
 	}
-	lat, rows, err := measureFleet(func() string { return base }, fx, s, n, before)
+	lat, rows, err := measureFleet(func() string { return base }, fx, s, n, before, timeout)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -157,8 +158,8 @@ func (s fleetShape) body(fx *fixture, i int) []byte {
 	return out
 }
 
-func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before func(i int) error) ([]time.Duration, int, error) {
-	client := &http.Client{Timeout: 5 * time.Minute}
+func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before func(i int) error, fleetTimeout time.Duration) ([]time.Duration, int, error) {
+	client := &http.Client{Timeout: fleetTimeout}
 	var lat []time.Duration
 	rows := 0
 	for i := 0; i < n+2; i++ {

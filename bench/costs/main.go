@@ -27,6 +27,7 @@ type options struct {
 	keep                bool
 	only, cpuProfile    string
 	afresh              bool
+	fleetTimeout        time.Duration
 }
 
 func main() {
@@ -40,6 +41,7 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "run only the shapes whose name contains this (or one of several, separated by |)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed requests to this file")
 	flag.BoolVar(&o.afresh, "afresh", true, "also time each fleet shape priced afresh (no priced buckets)")
+	flag.DurationVar(&o.fleetTimeout, "fleet-timeout", 5*time.Minute, "client timeout of one fleet request (the first of a shape prices what no bucket holds)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		log.Fatal(err)

@@ -1,0 +1,314 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/charges"
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+// Demand peaks (docs/costs.md, "Bill charges"): a month's demand charge depends on the
+// whole month's readings, so the peaks of each (location, tariff, local month) are kept in
+// demand_peaks with the reading change count of the month's dates they were measured
+// under, and served while that count is the current one. Those of other months are
+// measured from the readings (cost_demand.sql, charges.MonthPeaks) and kept.
+var (
+	demandStoredStmt = chstore.Register("query.demand_stored", "demand_peaks.sql: the kept demand peaks of some locations' months")
+	demandCountsStmt = chstore.Register("query.demand_counts", "demand_peaks.sql: reading change counts per location and month")
+	insertPeaksStmt  = chstore.Register("query.insert_demand_peaks", `INSERT INTO demand_peaks (account_id, live_mode,
+	location_id, direction, month_start, tariff_key, peaks, readings_seen, version) VALUES`)
+	demandStoredSQL = renderFixed("demand_stored")
+	demandCountsSQL = renderFixed("demand_counts")
+)
+
+// locationPeaks are the demand peaks of an answer by location, then by tariff and month.
+type locationPeaks map[string]map[charges.PeakKey][]float64
+
+// monthLabel is a calendar month, by which reading change counts are added up for the
+// local months it names in every zone: the UTC dates [1st − 2 days, next 1st] hold every
+// reading such a month's peaks are measured from (a local month starts within 14 hours of
+// its UTC start; its readings start up to demandLookback before it).
+type monthLabel struct {
+	year  int
+	month time.Month
+}
+
+func labelOf(m charges.TariffMonth) monthLabel {
+	l := m.Month.Start.In(m.Tariff.Zone)
+	return monthLabel{l.Year(), l.Month()}
+}
+
+// dates are the first and last UTC dates whose change counts the label adds up.
+func (l monthLabel) dates() (first, last time.Time) {
+	first = time.Date(l.year, l.month, 1, 0, 0, 0, 0, time.UTC)
+	return first.AddDate(0, 0, -2), first.AddDate(0, 1, 0)
+}
+
+// covers says the label's dates hold every reading m's peaks are measured from (those
+// starting in [m's start − demandLookback, m's end)); peaks of a month they do not cover
+// are measured every time, never kept.
+func (l monthLabel) covers(m charges.TariffMonth) bool {
+	first, last := l.dates()
+	return !m.Month.Start.Add(-demandLookback*time.Second).Before(first) && !m.Month.End.After(last.AddDate(0, 0, 1))
+}
+
+// keptPeak is a row of demand_stored.
+type keptPeak struct {
+	peaks []float64
+	seen  uint64
+}
+
+type keptKey struct {
+	loc string
+	key charges.PeakKey
+}
+
+// demandPeaks returns the peaks of every month in need (by location): kept peaks whose
+// month's readings are unchanged, the others measured from the readings and kept (with
+// priced buckets off: all measured, nothing kept).
+func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (locationPeaks, error) {
+	out := make(locationPeaks, len(need))
+	for loc := range need {
+		out[loc] = map[charges.PeakKey][]float64{}
+	}
+	if c.buckets == nil {
+		return out, c.measurePeaks(ctx, scope, dir, need, out)
+	}
+	kept, counts, err := c.keptPeaks(ctx, scope, dir, need)
+	if err != nil {
+		return nil, err
+	}
+	stale := map[string][]charges.TariffMonth{}
+	for loc, ms := range need {
+		for _, m := range ms {
+			k := m.PeakKey()
+			l := labelOf(m)
+			if p, ok := kept[keptKey{loc, k}]; ok && p.seen == counts[loc][l] && l.covers(m) {
+				out[loc][k] = p.peaks
+				continue
+			}
+			stale[loc] = append(stale[loc], m)
+		}
+	}
+	if err := c.measurePeaks(ctx, scope, dir, stale, out); err != nil {
+		return nil, err
+	}
+	return out, c.keepPeaks(ctx, scope, dir, stale, out, counts)
+}
+
+// keptPeaks reads the kept peaks of need's months beside the reading change counts of
+// their labels now, side by side.
+func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (
+	map[keptKey]keptPeak, map[string]map[monthLabel]uint64, error) {
+	locs := make([]string, 0, len(need))
+	labelSet := map[monthLabel]bool{}
+	var m0, m1 int64
+	for loc, ms := range need {
+		if len(ms) == 0 {
+			continue
+		}
+		locs = append(locs, loc)
+		for _, m := range ms {
+			labelSet[labelOf(m)] = true
+			if s := m.Month.Start.Unix(); m0 == 0 || s < m0 {
+				m0 = s
+			}
+			m1 = max(m1, m.Month.Start.Unix())
+		}
+	}
+	if len(locs) == 0 {
+		return nil, nil, nil
+	}
+	sort.Strings(locs)
+	labels := make([]monthLabel, 0, len(labelSet))
+	for l := range labelSet {
+		labels = append(labels, l)
+	}
+	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
+		chstore.Named("locs", chstore.Set(locs)), chstore.Named("dir", dir)}
+	var kept map[keptKey]keptPeak
+	var counts map[string]map[monthLabel]uint64
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		kept, err = c.storedPeaks(gctx, append(base, chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))))
+		return err
+	})
+	g.Go(func() (err error) { counts, err = c.monthCounts(gctx, base, labels); return err })
+	return kept, counts, g.Wait()
+}
+
+func (c *Pricer) storedPeaks(ctx context.Context, args []any) (map[keptKey]keptPeak, error) {
+	rows, err := c.db.Query(ctx, demandStoredStmt.With(demandStoredSQL), args...)
+	if err != nil {
+		return nil, fmt.Errorf("kept demand peaks: %w", err)
+	}
+	defer rows.Close()
+	out := map[keptKey]keptPeak{}
+	for rows.Next() {
+		var loc, key string
+		var month uint32
+		var p keptPeak
+		if err := rows.Scan(&loc, &month, &key, &p.peaks, &p.seen); err != nil {
+			return nil, fmt.Errorf("scan kept demand peaks: %w", err)
+		}
+		out[keptKey{loc, charges.PeakKey{Tariff: key, Month: int64(month)}}] = p
+	}
+	return out, rows.Err()
+}
+
+// monthCounts adds up the reading change counts of each location per month label.
+func (c *Pricer) monthCounts(ctx context.Context, base []any, labels []monthLabel) (map[string]map[monthLabel]uint64, error) {
+	lo, hi := make([]uint32, len(labels)), make([]uint32, len(labels))
+	var d0, d1 time.Time
+	for i, l := range labels {
+		first, last := l.dates()
+		lo[i], hi[i] = uint32(first.Unix()/86400), uint32(last.Unix()/86400)
+		if d0.IsZero() || first.Before(d0) {
+			d0 = first
+		}
+		if last.After(d1) {
+			d1 = last
+		}
+	}
+	args := append(base, chstore.Named("lo", lo), chstore.Named("hi", hi),
+		chstore.Named("d0", d0.Format(time.DateOnly)), chstore.Named("d1", d1.Format(time.DateOnly)))
+	rows, err := c.db.Query(ctx, demandCountsStmt.With(demandCountsSQL), args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading change counts of demand months: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]map[monthLabel]uint64{}
+	for rows.Next() {
+		var loc string
+		var k uint32
+		var n uint64
+		if err := rows.Scan(&loc, &k, &n); err != nil {
+			return nil, fmt.Errorf("scan reading change counts: %w", err)
+		}
+		if out[loc] == nil {
+			out[loc] = map[monthLabel]uint64{}
+		}
+		out[loc][labels[k-1]] = n
+	}
+	return out, rows.Err()
+}
+
+// demandChunk bounds the locations whose months of readings one query reads and Go holds
+// at once (a location's year of half-hourly readings is about 1 MB in Go).
+const demandChunk = 100
+
+// measurePeaks measures the peaks of the months in need from their readings into out:
+// demandChunk locations a query, fleetParallel queries at once.
+func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, out locationPeaks) error {
+	ids := make([]string, 0, len(need))
+	for id, ms := range need {
+		if len(ms) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fleetParallel)
+	for from := 0; from < len(ids); from += demandChunk {
+		chunk := ids[from:min(from+demandChunk, len(ids))]
+		g.Go(func() error {
+			var lo, hi time.Time
+			for _, id := range chunk {
+				for _, m := range need[id] {
+					if s := m.Month.Start.Add(-demandLookback * time.Second); lo.IsZero() || s.Before(lo) {
+						lo = s
+					}
+					if m.Month.End.After(hi) {
+						hi = m.Month.End
+					}
+				}
+			}
+			readings, err := c.demandReadings(gctx, scope, chunk, dir, lo, hi)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, id := range chunk {
+				for _, m := range need[id] {
+					out[id][m.PeakKey()] = charges.MonthPeaks(m.Tariff, m.Month, readings[id])
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// keepPeaks writes the measured peaks of the months in measured under the counts read
+// before measuring them.
+func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured map[string][]charges.TariffMonth,
+	peaks locationPeaks, counts map[string]map[monthLabel]uint64) error {
+	type row struct {
+		loc  string
+		m    charges.TariffMonth
+		seen uint64
+	}
+	var rows []row
+	for loc, ms := range measured {
+		for _, m := range ms {
+			if l := labelOf(m); l.covers(m) {
+				rows = append(rows, row{loc, m, counts[loc][l]})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	ver, err := c.buckets.versions.Next(ctx, len(rows))
+	if err != nil {
+		return fmt.Errorf("versions of demand peaks: %w", err)
+	}
+	err = c.db.InsertRows(ctx, insertPeaksStmt, len(rows), func(i int) []any {
+		r := rows[i]
+		k := r.m.PeakKey()
+		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.m.Month.Start.UTC(), k.Tariff, peaks[r.loc][k], r.seen, ver + uint64(i)}
+	})
+	if err != nil {
+		return fmt.Errorf("keep demand peaks: %w", err)
+	}
+	return nil
+}
+
+// keepFleetPeaks measures and keeps the stale demand peaks of every location of scope
+// whose tariffs of direction dir have demand charges, for the local months overlapping
+// [from, to): the background pricer's pass, so that answers rarely measure on their read
+// path.
+func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir string, from, to time.Time) error {
+	if c.buckets == nil {
+		return nil
+	}
+	locs, err := c.catalog.LocationInfos(ctx, scope, "")
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(locs))
+	for i, l := range locs {
+		ids[i] = l.ID
+	}
+	ts, err := c.tariffs.FleetChargesOf(ctx, scope, ids, dir)
+	if err != nil {
+		return err
+	}
+	need := map[string][]charges.TariffMonth{}
+	for id, lts := range ts {
+		if ms := charges.DemandMonths(lts, from, to, true); len(ms) > 0 {
+			need[id] = ms
+		}
+	}
+	_, err = c.demandPeaks(ctx, scope, dir, need)
+	return err
+}

@@ -1,0 +1,12 @@
+-- The reading change counts (reading_changes) of some locations' location-level readings
+-- in one direction, per month of the answer: month k adds up the UTC dates with day
+-- numbers in [@lo[k], @hi[k]], which hold every reading its peaks are measured from in
+-- any zone. ARRAY JOIN sends a date to each month holding it (the ranges overlap by a few
+-- days), so the answer is a row per location and month, not per date.
+SELECT location_id, k, sum(n) AS n
+FROM reading_changes
+ARRAY JOIN arrayFilter(i -> toUInt32(day) >= arrayElement(@lo, i) AND toUInt32(day) <= arrayElement(@hi, i),
+    arrayEnumerate(@lo)) AS k
+WHERE account_id = @account AND live_mode = @live AND location_id IN @locs AND device_id = '' AND direction = @dir
+    AND day >= toDate(@d0) AND day <= toDate(@d1)
+GROUP BY location_id, k
