@@ -220,8 +220,11 @@ func joinArgs(req FleetRequest, b fleetBatch, plans map[string]tariffs.Plan) (ar
 			sub[id] = p
 		}
 		reps[i] = repOf[p.PriceKey()]
-		lookbacks[i] = uint32(p.Lookback)
-		lookback, rangeTo = min(lookback, p.Lookback), max(rangeTo, p.RangeEnd)
+		// A window priced again from a later day than the plan's (priced buckets) needs
+		// only that day's tier periods.
+		lb := p.LookbackFrom(req.Start.Unix())
+		lookbacks[i] = uint32(lb)
+		lookback, rangeTo = min(lookback, lb), max(rangeTo, p.RangeEnd)
 		markets = markets || len(p.Markets) > 0
 	}
 	return append(bindPlans(sub).named(), chstore.Named("lookback", uint32(lookback)),
