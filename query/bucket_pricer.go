@@ -133,7 +133,9 @@ func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, 
 			if !kinds[dir+" "+group] {
 				continue
 			}
-			req := FleetRequest{Start: w0, End: w1, Direction: dir, Aggregation: AggregationDay, GroupBy: group, All: true}
+			// Buckets are priced and kept per day whatever the aggregation asked: one row
+			// per location is the least answer to build (it is not used).
+			req := FleetRequest{Start: w0, End: w1, Direction: dir, Aggregation: FleetAggregationNone, GroupBy: group, All: true}
 			if _, err := b.pricer.Fleet(ctx, scope, req); err != nil {
 				return fmt.Errorf("%s %s: %w", dir, group, err)
 			}

@@ -12,24 +12,22 @@ import (
 	"github.com/kwhouse/kwhouse/query"
 )
 
-// lagDay is the day of readings the pricer-lag shape writes again for every location: the
-// fixture's last, so that it is priced under the fixture's tariffs and market prices.
-var lagDay = time.Date(2024, 12, 31, 0, 0, 0, 0, time.UTC)
-
-// lagClock is the background pricer's clock in the lag shape: an hour after lagDay ends
-// (Europe/London is UTC in winter), so the day counts as recent.
-var lagClock = lagDay.Add(25 * time.Hour)
-
-// pricerLag times the background pricer (query.BucketPricer, its clock at lagClock): one
-// pass with nothing priced yet, one with nothing changed, then — after a day of readings
-// is written for every location of the fixture — the passes until a fleet request over
-// that day prices nothing: the lag between a day of readings landing and dashboards
-// being served it from priced buckets (plus up to costs.pricer_interval before the pass
-// starts). The day is the fixture's last, sent again with a newer version (every
-// reading's second version: the dearer case, each location's readings deduplicated);
-// the table is merged back to one version afterwards (OPTIMIZE … FINAL, not timed).
+// pricerLag times the background pricer (query.BucketPricer, its clock an hour after the
+// day it writes ends, so that day counts as recent): one pass with whatever is not priced
+// yet, one with nothing changed, then — after a new day of readings is written for every
+// location of the fixture — the passes until a fleet request over that day prices
+// nothing: the lag between a day of readings landing and dashboards being served it from
+// priced buckets (plus up to costs.pricer_interval before the pass starts). The day is
+// the one after the fixture's latest reading (1 January 2025 on the first run, the next
+// day on each run after): new readings, priced by the fixture's tariffs after their
+// contracts end (confidence 0.8, docs/costs.md) and its market prices, which run to
+// February 2025.
 func pricerLag(ctx context.Context, a *app.App, fx *fixture) error {
-	clock := func() time.Time { return lagClock }
+	day, err := nextLagDay(ctx, a, fx)
+	if err != nil {
+		return err
+	}
+	clock := func() time.Time { return day.Add(25 * time.Hour) }
 	p := query.NewPricer(a.DB, a.Tariffs, a.Catalog, a.Carbon, clock)
 	p.UsePricedBuckets(true, nil)
 	bp := query.NewBucketPricer(p, a.Cache, a.Log, 30*time.Second, config.Defaults().Costs.PricerDays)
@@ -50,7 +48,7 @@ func pricerLag(ctx context.Context, a *app.App, fx *fixture) error {
 		return err
 	}
 	t0 := time.Now()
-	if err := writeLagDay(ctx, a, fx); err != nil {
+	if err := writeLagDay(ctx, a, fx, day); err != nil {
 		return err
 	}
 	fmt.Printf("%-58s %8.1f s  %d readings\n", "pricer lag: wrote a day of readings", time.Since(t0).Seconds(), len(fx.locations)*48)
@@ -59,7 +57,7 @@ func pricerLag(ctx context.Context, a *app.App, fx *fixture) error {
 		if err := pass(fmt.Sprintf("%d after the day was written", i)); err != nil {
 			return err
 		}
-		left, err := unpricedOfDay(ctx, a, fx)
+		left, err := unpricedOfDay(ctx, a, fx, day, clock)
 		if err != nil {
 			return err
 		}
@@ -72,15 +70,34 @@ func pricerLag(ctx context.Context, a *app.App, fx *fixture) error {
 			return fmt.Errorf("pricer lag: %d buckets of the day still unpriced after %d passes", left, i)
 		}
 	}
-	return mergeLagDay(ctx, a, fx)
+	return nil
 }
 
-// unpricedOfDay asks the fleet over lagDay of a new Pricer and returns how many buckets it
+// nextLagDay is the UTC day after the fixture's latest reading, 1 January 2025 at the earliest.
+func nextLagDay(ctx context.Context, a *app.App, fx *fixture) (time.Time, error) {
+	var last time.Time
+	err := a.DB.QueryRow(ctx, chstore.Tool("SELECT max(start_time) FROM meter_records WHERE account_id = ? AND live_mode = 0"),
+		fx.scope.AccountID).Scan(&last)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the fixture's latest reading: %w", err)
+	}
+	day := last.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)
+	return maxTime(day, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)), nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// unpricedOfDay asks the fleet over day of a new Pricer and returns how many buckets it
 // priced (0: the background pricer left nothing for a dashboard to price).
-func unpricedOfDay(ctx context.Context, a *app.App, fx *fixture) (int64, error) {
-	p := query.NewPricer(a.DB, a.Tariffs, a.Catalog, a.Carbon, func() time.Time { return lagClock })
+func unpricedOfDay(ctx context.Context, a *app.App, fx *fixture, day time.Time, clock func() time.Time) (int64, error) {
+	p := query.NewPricer(a.DB, a.Tariffs, a.Catalog, a.Carbon, clock)
 	p.UsePricedBuckets(true, nil)
-	req := query.FleetRequest{Start: lagDay, End: lagDay.AddDate(0, 0, 1), Direction: "IMPORT",
+	req := query.FleetRequest{Start: day, End: day.AddDate(0, 0, 1), Direction: "IMPORT",
 		Aggregation: query.AggregationDay, GroupBy: query.GroupLocation, All: true}
 	if _, err := p.Fleet(ctx, fx.scope, req); err != nil {
 		return 0, fmt.Errorf("fleet over the day: %w", err)
@@ -88,10 +105,8 @@ func unpricedOfDay(ctx context.Context, a *app.App, fx *fixture) (int64, error) 
 	return p.BucketCounts().Priced, nil
 }
 
-// writeLagDay writes lagDay's 48 half-hours again for every location, a newer version of
-// each, loadChunk locations per insert.
-func writeLagDay(ctx context.Context, a *app.App, fx *fixture) error {
-	version := uint64(time.Now().UnixNano())
+// writeLagDay writes day's 48 half-hours for every location, loadChunk locations per insert.
+func writeLagDay(ctx context.Context, a *app.App, fx *fixture, day time.Time) error {
 	for first := 0; first < len(fx.locations); first += loadChunk {
 		b, err := a.DB.Insert(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id,
 			device_id, direction, tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id,
@@ -100,9 +115,9 @@ func writeLagDay(ctx context.Context, a *app.App, fx *fixture) error {
 			return err
 		}
 		for i := first; i < min(first+loadChunk, len(fx.locations)); i++ {
-			for t := lagDay; t.Before(lagDay.AddDate(0, 0, 1)); t = t.Add(30 * time.Minute) {
+			for t := day; t.Before(day.AddDate(0, 0, 1)); t = t.Add(30 * time.Minute) {
 				err := b.Append(fx.scope.AccountID, uint8(0), fx.locations[i], "", "IMPORT", "IMPORT", t, t.Add(30*time.Minute),
-					benchkit.FleetWh(i, t), 1.0, "", "", "bat_bench_lag", version)
+					benchkit.FleetWh(i, t), 1.0, "", "", "bat_bench_lag", uint64(1))
 				if err != nil {
 					_ = b.Abort()
 					return err
@@ -110,19 +125,8 @@ func writeLagDay(ctx context.Context, a *app.App, fx *fixture) error {
 			}
 		}
 		if err := b.Send(); err != nil {
-			return fmt.Errorf("write the day again: %w", err)
+			return fmt.Errorf("write a day of readings: %w", err)
 		}
 	}
-	return nil
-}
-
-// mergeLagDay merges lagDay's month back to one version of each reading, so the next
-// shapes and runs read the fixture as loaded.
-func mergeLagDay(ctx context.Context, a *app.App, _ *fixture) error {
-	t0 := time.Now()
-	if err := a.DB.Exec(ctx, chstore.Tool(onEveryShard(a, "OPTIMIZE TABLE", "meter_records", " PARTITION 202412 FINAL"))); err != nil {
-		return fmt.Errorf("merge the day's versions: %w", err)
-	}
-	fmt.Printf("%-58s %8.1f s\n", "pricer lag: merged the day's versions (not timed)", time.Since(t0).Seconds())
 	return nil
 }
