@@ -216,4 +216,5 @@ type pricingShape struct {
 	Refs                     bool              // each reading's session and record references (RECORD)
 	Session                  bool              // only the readings of @session are priced
 	Instant                  bool              // the request's record (@i_*) is priced as if stored
+	Cluster                  bool              // meter_records is distributed: readings.sql adds the arrays after reading
 }

@@ -162,7 +162,7 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
 		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits))
 	shape := req.one.shape(pricingShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered,
-		Dedup: dedup})
+		Dedup: dedup, Cluster: c.db.Cluster != ""})
 	name, stmt := "fleet", fleetStmt
 	if fa != nil {
 		name, stmt, shape.Comps = "fleet_arrays", fleetArraysStmt, fa.comps
