@@ -3,47 +3,32 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// emptyBuckets removes every priced bucket. On a cluster it truncates the local table on
-// the first replica of each shard, which replicates the truncation to the others:
-// TRUNCATE … ON CLUSTER runs it on both replicas of a shard at once, and on 18.16 those
-// two waited on each other until the distributed DDL timed out.
-func emptyBuckets(ctx context.Context, a *app.App) error {
-	c := a.Config.ClickHouse
-	if c.Cluster == "" {
+// emptyBuckets leaves no priced bucket of the fixture usable. On one server it empties
+// priced_buckets. On a cluster it records a price change of every date for each of the
+// fixture's locations instead (what a tariff write records): every bucket is then stale
+// and priced again, as if none were kept. A TRUNCATE of the replicated table hung on
+// 18.16 (both replicas of a shard waiting on each other with ON CLUSTER, and a replica's
+// drop of the range waiting without it), leaving the shard's buckets locked.
+func emptyBuckets(ctx context.Context, a *app.App, fx *fixture) error {
+	if a.Config.ClickHouse.Cluster == "" {
 		return a.DB.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_buckets"))
 	}
-	rows, err := a.DB.Query(ctx, chstore.Tool("SELECT host_address, port FROM system.clusters WHERE cluster = ? AND replica_num = 1"), c.Cluster)
+	b, err := a.DB.Insert(ctx, chstore.Tool("INSERT INTO price_changes (account_id, live_mode, location_id, day, n, version) VALUES"))
 	if err != nil {
-		return fmt.Errorf("the cluster's shards: %w", err)
+		return fmt.Errorf("stale buckets: %w", err)
 	}
-	var addrs []string
-	for rows.Next() {
-		var host string
-		var port uint16
-		if err := rows.Scan(&host, &port); err != nil {
-			rows.Close()
+	version := uint64(time.Now().UnixNano())
+	for _, loc := range fx.locations {
+		if err := b.Append(fx.scope.AccountID, uint8(0), loc, time.Unix(0, 0).UTC(), uint64(1), version); err != nil {
+			_ = b.Abort()
 			return err
 		}
-		addrs = append(addrs, fmt.Sprintf("%s:%d", host, port))
 	}
-	rows.Close()
-	for _, addr := range addrs {
-		one := c
-		one.Addr, one.Cluster = addr, ""
-		db, err := chstore.Open(ctx, one)
-		if err != nil {
-			return fmt.Errorf("open shard %s: %w", addr, err)
-		}
-		err = db.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_buckets_local"))
-		db.Close()
-		if err != nil {
-			return fmt.Errorf("empty the buckets of shard %s: %w", addr, err)
-		}
-	}
-	return nil
+	return b.Send()
 }

@@ -296,7 +296,7 @@ func changeBefore(ctx context.Context, a *app.App, fx *fixture, change string, i
 			EndTime: catalog.Timestamp(t.Add(30 * time.Minute)), Price: &p}})
 		return err
 	case changeCold:
-		return emptyBuckets(ctx, a)
+		return emptyBuckets(ctx, a, fx)
 	}
 	return nil
 }
