@@ -314,8 +314,12 @@ func costSteps(r *run) {
 	r.call("instant", "POST", "/costs/instant?include_tariff=true&include_carbon=true", instant)
 	delete(instant, "non_persistent")
 	r.call("instant stored", "POST", "/costs/instant", instant)
-	// A background pricer pass: the scopes with recent readings, and their stale buckets.
-	bp := query.NewBucketPricer(r.api.App.Pricer, r.api.App.Cache, testkit.Logger(), time.Minute, 35)
+	// A background pricer pass: the scopes with recent readings, the directions they have
+	// readings of, and their stale buckets (its clock in April 2024, so the readings are recent).
+	a := r.api.App
+	p := query.NewPricer(a.DB, a.Tariffs, a.Catalog, a.Carbon, func() time.Time { return time.Date(2024, 4, 6, 12, 0, 0, 0, time.UTC) })
+	p.UsePricedBuckets(true, nil)
+	bp := query.NewBucketPricer(p, a.Cache, testkit.Logger(), time.Minute, 35)
 	err := bp.Pass(context.Background())
 	r.record("bucket pricer pass", 200, []byte(fmt.Sprint(err == nil)))
 }

@@ -32,8 +32,13 @@ type BucketPricer struct {
 	lastPass atomic.Int64 // Unix nanoseconds when the last complete pass started (0: none yet)
 }
 
-var recentScopesStmt = chstore.Register("query.recent_scopes", `SELECT DISTINCT account_id, live_mode FROM reading_changes
+var (
+	recentScopesStmt = chstore.Register("query.recent_scopes", `SELECT DISTINCT account_id, live_mode FROM reading_changes
 	WHERE day >= toDate(?) ORDER BY account_id, live_mode`)
+	// The directions and groupings (devices or not) a scope has readings of in a window.
+	recentKindsStmt = chstore.Register("query.recent_kinds", `SELECT DISTINCT toString(direction), toUInt8(device_id != '')
+	FROM reading_changes WHERE account_id = ? AND live_mode = ? AND day >= toDate(?)`)
+)
 
 // NewBucketPricer returns a background pricer of the buckets of the last days days.
 func NewBucketPricer(p *Pricer, leases Leases, log *slog.Logger, interval time.Duration, days int) *BucketPricer {
@@ -107,8 +112,11 @@ func (b *BucketPricer) recentScopes(ctx context.Context, from time.Time) ([]kwho
 	return out, rows.Err()
 }
 
-// priceScope asks the scope's fleet of [w0, w1) in every direction and grouping that has
-// buckets, and keeps the demand peaks of its months, holding the scope's lease.
+// priceScope asks the scope's fleet of [w0, w1) in every direction and grouping it has
+// readings of there, and keeps the demand peaks of those directions' months, holding the
+// scope's lease. A direction without readings in the window has only empty buckets there
+// (a tiered location's import readings make its export buckets stale too: its tier
+// counters count both), so it is left to the read path, which prices it if ever asked.
 func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, w1 time.Time) error {
 	unlock, _, err := b.leases.Lock(ctx, fmt.Sprintf("bucket-pricer:%s:%t", scope.AccountID, scope.LiveMode), 10*b.interval)
 	if err != nil || unlock == nil {
@@ -116,16 +124,52 @@ func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, 
 	}
 	defer unlock()
 	ctx = chstore.Background(ctx)
+	kinds, err := b.recentKinds(ctx, scope, w0)
+	if err != nil {
+		return err
+	}
 	for _, dir := range []string{"IMPORT", "EXPORT"} {
 		for _, group := range []string{GroupLocation, GroupDevice} {
-			req := FleetRequest{Start: w0, End: w1, Direction: dir, Aggregation: AggregationDay, GroupBy: group, All: true}
+			if !kinds[dir+" "+group] {
+				continue
+			}
+			// Buckets are priced and kept per day whatever the aggregation asked: one row
+			// per location is the least answer to build (it is not used).
+			req := FleetRequest{Start: w0, End: w1, Direction: dir, Aggregation: FleetAggregationNone, GroupBy: group, All: true}
 			if _, err := b.pricer.Fleet(ctx, scope, req); err != nil {
 				return fmt.Errorf("%s %s: %w", dir, group, err)
 			}
+		}
+		if !kinds[dir+" "+GroupLocation] {
+			continue // demand is measured from location-level readings only
 		}
 		if err := b.pricer.keepFleetPeaks(ctx, scope, dir, w0, w1); err != nil {
 			return fmt.Errorf("%s demand peaks: %w", dir, err)
 		}
 	}
 	return nil
+}
+
+// recentKinds returns the "direction grouping" pairs (IMPORT location, EXPORT device, …)
+// the scope has readings of from w0 on.
+func (b *BucketPricer) recentKinds(ctx context.Context, scope kwhouse.Scope, w0 time.Time) (map[string]bool, error) {
+	rows, err := b.pricer.db.Query(ctx, recentKindsStmt, scope.AccountID, scope.LiveByte(), w0.Format(time.DateOnly))
+	if err != nil {
+		return nil, fmt.Errorf("directions with recent readings: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var dir string
+		var devices uint8
+		if err := rows.Scan(&dir, &devices); err != nil {
+			return nil, fmt.Errorf("scan direction: %w", err)
+		}
+		group := GroupLocation
+		if devices == 1 {
+			group = GroupDevice
+		}
+		out[dir+" "+group] = true
+	}
+	return out, rows.Err()
 }

@@ -62,3 +62,30 @@ func TestBucketPricerPricesWhatIngestTouchedUnderALease(t *testing.T) {
 		t.Errorf("lag %v", bp.Lag())
 	}
 }
+
+// TestBucketPricerLeavesDirectionsWithoutReadings: a day of import readings at a tiered
+// location makes its export buckets stale too (its tier counters count both directions),
+// but with no export reading in the window they are empty: a pass prices the import day
+// with one statement and runs none for exports, and the fleet is then served.
+func TestBucketPricerLeavesDirectionsWithoutReadings(t *testing.T) {
+	now := func() time.Time { return time.Date(2024, 3, 6, 12, 0, 0, 0, time.UTC) }
+	f := newBucketFleet(t, now)
+	c := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.1, "to_kwh": 10}, map[string]any{"fixed": 0.2}})})
+	f.readings(c, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	ctx := context.Background()
+	bp := query.NewBucketPricer(f.api.App.Pricer, f.api.App.Cache, testkit.Logger(), time.Minute, 35)
+	if err := bp.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.readings(c, time.Date(2024, 3, 5, 12, 30, 0, 0, time.UTC), 1, 700)
+	n0 := f.count.n.Load()
+	if err := bp.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count.n.Load() - n0; n != 1 {
+		t.Errorf("a pass after one import reading at a tiered location ran %d pricing statements, want 1 (none for exports)", n)
+	}
+	if rows, n := f.fleet(f.do); n != 0 || len(rows) != 15 || !close6(rows[c+" 2024-03-05"].Energy.ValueExact, 24700) {
+		t.Errorf("after the pass: %d pricing statements, %d rows, C on March 5 %+v", n, len(rows), rows[c+" 2024-03-05"])
+	}
+}

@@ -22,10 +22,11 @@ var sqlFiles embed.FS
 // templates hold the SQL; the only templated parts are fixed fragments (which bucket,
 // the hour-bucket expression), never values: values are bound with chstore.Named.
 var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
-	// hours lists the UTC hour numbers a range [a, b) of Unix seconds touches.
+	// hours lists the UTC hour numbers a range [a, b) of Unix seconds touches (none when
+	// b ≤ a: current ClickHouse evaluates it on rows a filter drops, where 18.16 did not).
 	// (No lambda captures a column: 18.16 cannot resolve captures next to a JOIN.)
 	"hours": func(a, b string) string {
-		n := fmt.Sprintf("toUInt32(intDiv(%[2]s - 1, 3600) - intDiv(%[1]s, 3600) + 1)", a, b)
+		n := fmt.Sprintf("toUInt32(greatest(intDiv(%[2]s - 1, 3600) - intDiv(%[1]s, 3600) + 1, 0))", a, b)
 		first := fmt.Sprintf("toUInt32(intDiv(%s, 3600))", a)
 		return fmt.Sprintf("arrayMap((x, f) -> toUInt32(x + f), range(%[1]s), arrayResize([%[2]s], %[1]s, %[2]s))", n, first)
 	},
@@ -216,4 +217,5 @@ type pricingShape struct {
 	Refs                     bool              // each reading's session and record references (RECORD)
 	Session                  bool              // only the readings of @session are priced
 	Instant                  bool              // the request's record (@i_*) is priced as if stored
+	Cluster                  bool              // meter_records is distributed: readings.sql adds the arrays after reading
 }

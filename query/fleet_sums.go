@@ -211,7 +211,7 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
 		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits))
 	shape := req.one.shape(pricingShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered,
-		Dedup: dedup})
+		Dedup: dedup, Cluster: c.db.Cluster != ""})
 	name, stmt := "fleet", fleetStmt
 	if fa != nil {
 		name, stmt, shape.Comps = "fleet_arrays", fleetArraysStmt, fa.comps
@@ -269,8 +269,11 @@ func joinArgs(req FleetRequest, b fleetBatch, plans map[string]tariffs.Plan) (ar
 			sub[id] = p
 		}
 		reps[i] = repOf[p.PriceKey()]
-		lookbacks[i] = uint32(p.Lookback)
-		lookback, rangeTo = min(lookback, p.Lookback), max(rangeTo, p.RangeEnd)
+		// A window priced again from a later day than the plan's (priced buckets) needs
+		// only that day's tier periods.
+		lb := p.LookbackFrom(req.Start.Unix())
+		lookbacks[i] = uint32(lb)
+		lookback, rangeTo = min(lookback, lb), max(rangeTo, p.RangeEnd)
 		markets = markets || len(p.Markets) > 0
 	}
 	return append(bindPlans(sub).named(), chstore.Named("lookback", uint32(lookback)),

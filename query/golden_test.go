@@ -34,6 +34,8 @@ var goldenShapes = []struct {
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
 	{"fleet_arrays_day.sql", "fleet_arrays", pricingShape{Aggregation: "DAY",
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
+	{"fleet_arrays_day_cluster.sql", "fleet_arrays", pricingShape{Aggregation: "DAY", Cluster: true,
+		Comps: []componentArrays{{N: 1, Present: true}, {N: 2, Present: true}, {N: 3}}}},
 	{"fleet_join_day_tiered_argmax.sql", "fleet", pricingShape{Aggregation: "DAY", Tiered: true, Dedup: dedupArgMax, ExtSegments: true}},
 	{"fleet_arrays_none_argmax.sql", "fleet_arrays", pricingShape{Aggregation: "NONE", Dedup: dedupArgMax,
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2, Present: true}, {N: 3}}}},

@@ -1,4 +1,21 @@
 {{define "readings"}}
+{{- if and .Cluster .Comps}}
+    -- On a cluster the price arrays join the readings here, after the distributed read:
+    -- as columns of that read every shard would send them again with every row.
+    SELECT *
+{{- range .Comps}}{{if .Present}},
+        {{- template "arrays_columns" .}}
+{{- end}}{{end}}
+    FROM
+    (
+{{- template "readings_rows" .}}
+    )
+{{- else}}
+{{- template "readings_rows" .}}
+{{- end}}
+{{- end}}
+
+{{define "readings_rows"}}
 {{- /* The readings every cost query prices (one definition of "the latest version of a
 reading", docs/costs.md): the query's locations' own readings, its devices' or one
 device's, from @lookback (the tier lookback; the window's start without tiers) to @w1, of
@@ -20,11 +37,11 @@ location, device, direction, tariff_rate, start and end; how its versions become
         session_reference_id AS sess, record_reference_id AS ref
 {{- end}}
 {{- end}}
-{{- range .Comps}}{{if .Present}},
+{{- if not .Cluster}}{{range .Comps}}{{if .Present}},
         -- The arrays enter as columns: 18.16 spells a literal out in the name of every
         -- expression built on it, and those names made analysis slow.
         {{- template "arrays_columns" .}}
-{{- end}}{{end}}
+{{- end}}{{end}}{{end}}
     FROM meter_records{{if eq .Dedup "final"}} FINAL{{end}}
     WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
         AND device_id {{if .Device}}= @device{{else if .Devices}}!= ''{{else}}= ''{{end}}

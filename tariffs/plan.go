@@ -182,6 +182,21 @@ func componentOf(t *Tariff) int {
 	return CompImportCommodity
 }
 
+// LookbackFrom is the tier lookback of the plan's records starting from w0, at or after
+// the start of the window the plan was made for (the stale days of a window priced
+// again): where the tier periods containing w0 began, less a day, as a plan made for w0
+// would have it. Never earlier than the plan's own lookback.
+func (p Plan) LookbackFrom(w0 int64) int64 {
+	if w0 <= p.Lookback || !p.Tiered {
+		return p.Lookback
+	}
+	out := w0
+	for _, t := range p.tariffs {
+		out = min(out, lookbackOf(t, w0))
+	}
+	return max(out, p.Lookback)
+}
+
 // lookbackOf is where the tier period containing w0 began in t's zone, less a day for
 // records that straddle that start. Records starting before it only run counters.
 func lookbackOf(t *Tariff, w0 int64) int64 {

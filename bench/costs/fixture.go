@@ -81,7 +81,10 @@ func load(ctx context.Context, a *app.App, o options) (*fixture, error) {
 	fmt.Printf("loaded %d readings in %.0f s\n", len(fx.locations)*17568, time.Since(start).Seconds())
 	if o.keep {
 		b, _ := json.Marshal(fx.saved())
-		if err := os.WriteFile(".run/bench-costs.json", b, 0o600); err != nil {
+		if err := os.MkdirAll(".run", 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(savedPath(o), b, 0o600); err != nil {
 			return nil, err
 		}
 	}
@@ -97,8 +100,17 @@ func (f *fixture) saved() savedFixture {
 	return savedFixture{Mix: fixtureMix, Account: f.scope.AccountID, Key: f.key, Market: f.market, Locations: f.locations}
 }
 
+// savedPath is where the fixture loaded into o's database is described: one file per
+// database, so fixtures of several sizes are kept side by side.
+func savedPath(o options) string {
+	if o.database == "kwbench_costs" {
+		return ".run/bench-costs.json"
+	}
+	return ".run/bench-costs-" + o.database + ".json"
+}
+
 func reuse(ctx context.Context, a *app.App, o options) (*fixture, error) {
-	b, err := os.ReadFile(".run/bench-costs.json")
+	b, err := os.ReadFile(savedPath(o))
 	if err != nil || !o.keep {
 		return nil, err
 	}

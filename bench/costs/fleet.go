@@ -297,7 +297,7 @@ func changeBefore(ctx context.Context, a *app.App, fx *fixture, change string, i
 			EndTime: catalog.Timestamp(t.Add(30 * time.Minute)), Price: &p}})
 		return err
 	case changeCold:
-		return a.DB.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_buckets"))
+		return emptyBuckets(ctx, a, fx)
 	}
 	return nil
 }

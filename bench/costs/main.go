@@ -102,7 +102,13 @@ func run(o options) error {
 	if err := locationShapes(ctx, a, base, fx, o); err != nil {
 		return err
 	}
-	return fleetShapes(ctx, a, base, fresh, fx, o)
+	if err := fleetShapes(ctx, a, base, fresh, fx, o); err != nil {
+		return err
+	}
+	if o.selected("pricer lag") {
+		return pricerLag(ctx, a, fx)
+	}
+	return nil
 }
 
 // selected reports whether the -only flag lets shape name run: its name contains one of

@@ -51,7 +51,7 @@ SELECT loc, dev, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ct
     -- Locations on one product are priced by the segments of one of them (rep): the
     -- JOIN's hash table holds each product's segments once.
     transform(loc, @act_loc, @reps, '') AS rep,
-    arrayJoin(arrayPushBack(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1)), arrayResize([toUInt32(intDiv(rs, 3600))], toUInt32(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1), toUInt32(intDiv(rs, 3600)))), toUInt32(0))) AS hb
+    arrayJoin(arrayPushBack(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(greatest(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1, 0))), arrayResize([toUInt32(intDiv(rs, 3600))], toUInt32(greatest(intDiv(re - 1, 3600) - intDiv(rs, 3600) + 1, 0)), toUInt32(intDiv(rs, 3600)))), toUInt32(0))) AS hb
 FROM
 (
     -- The readings: the latest version of each, by argMax (small batches, one
@@ -71,7 +71,7 @@ WHERE rs >= transform(loc, @act_loc, @lookbacks, toUInt32(0))
 ) AS recs
     ALL LEFT JOIN (
 -- Price segments of the fleet's products (by representative location) by the UTC hours they cover.
-SELECT loc AS rep, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1)), arrayResize([toUInt32(intDiv(ss, 3600))], toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1), toUInt32(intDiv(ss, 3600))))) AS hb
+SELECT loc AS rep, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(greatest(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1, 0))), arrayResize([toUInt32(intDiv(ss, 3600))], toUInt32(greatest(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1, 0)), toUInt32(intDiv(ss, 3600))))) AS hb
 FROM (
 -- The "segments" of the plan, read out beforehand by the same statement (segment_rows)
 -- and sent with this query as the external table _segs: 18.16 analyses a nested subquery

@@ -41,7 +41,7 @@ FROM
         least(sconf0, mc) AS sconf
     FROM
     (
-        SELECT loc, comp, ctr, ss AS ss0, se AS se0, tier, hi, sfix, spct, sconf AS sconf0, mkt, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1)), arrayResize([toUInt32(intDiv(ss, 3600))], toUInt32(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1), toUInt32(intDiv(ss, 3600))))) AS hb
+        SELECT loc, comp, ctr, ss AS ss0, se AS se0, tier, hi, sfix, spct, sconf AS sconf0, mkt, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(greatest(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1, 0))), arrayResize([toUInt32(intDiv(ss, 3600))], toUInt32(greatest(intDiv(se - 1, 3600) - intDiv(ss, 3600) + 1, 0)), toUInt32(intDiv(ss, 3600))))) AS hb
         FROM (
 -- Rate periods clipped to the sources that say which tariff prices which time of each
 -- component of each location, with the source's confidence (1 in contract, lower when
@@ -70,7 +70,7 @@ WHERE pe > src.3 AND ps < src.4
     ) AS periods
     ALL INNER JOIN
     (
-        SELECT mkt, ms, me, mp, mc, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(intDiv(me - 1, 3600) - intDiv(ms, 3600) + 1)), arrayResize([toUInt32(intDiv(ms, 3600))], toUInt32(intDiv(me - 1, 3600) - intDiv(ms, 3600) + 1), toUInt32(intDiv(ms, 3600))))) AS hb
+        SELECT mkt, ms, me, mp, mc, arrayJoin(arrayMap((x, f) -> toUInt32(x + f), range(toUInt32(greatest(intDiv(me - 1, 3600) - intDiv(ms, 3600) + 1, 0))), arrayResize([toUInt32(intDiv(ms, 3600))], toUInt32(greatest(intDiv(me - 1, 3600) - intDiv(ms, 3600) + 1, 0)), toUInt32(intDiv(ms, 3600))))) AS hb
         FROM
         (
             SELECT market_id AS mkt, toUInt32(start_time) AS ms, toUInt32(argMax(end_time, version)) AS me,

@@ -1,0 +1,70 @@
+-- Untiered costs with no JOIN and two SELECT levels: 18.16 re-analyses nested subqueries
+-- at every level above them, so each level and each JOIN stage cost 10–20 ms there. The
+-- batch's distinct price timelines (locations on one product share one; cost_arrays.sql
+-- has the layout of a timeline) arrive as constant arrays, concatenated: timeline tl's
+-- bucket index starts at (tl - 1) × @nb. Each record finds its location's timeline with
+-- transform and is priced against the few segments it can touch; records are summed per
+-- location, device and bucket. The per-record money is a WITH list, so the sums need no
+-- third level.
+WITH
+    transform(loc, @act_loc, @tl, toUInt32(0)) AS tl,
+    -- Which components have tariffs is part of the price key: one bit set per timeline.
+    arrayElement(@tl_bits, tl) AS act,
+    toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
+    toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1,
+        -- Component 1: candidates are segments first[b0] … last[b1] (none when empty);
+        -- o1 holds the record's seconds inside each (≤ 0: none).
+        arrayElement(s1_first, b0) AS i1, greatest(toInt64(arrayElement(s1_last, b1)) - i1 + 1, 0) AS k1,
+        arrayMap((a, b) -> toInt64(least(re, b)) - toInt64(greatest(rs, a)),
+            arraySlice(s1_start, i1, k1), arraySlice(s1_end, i1, k1)) AS o1,
+        arraySum(arrayMap(o -> greatest(o, 0), o1)) AS cov1,
+        arraySum(arrayMap((o, p) -> e * greatest(o, 0) / (re - rs) * p / 1000, o1, arraySlice(s1_price, i1, k1))) AS m1,
+        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o1, arraySlice(s1_conf, i1, k1)), 1.)) AS c1
+,
+        -- Component 2: candidates are segments first[b0] … last[b1] (none when empty);
+        -- o2 holds the record's seconds inside each (≤ 0: none).
+        arrayElement(s2_first, b0) AS i2, greatest(toInt64(arrayElement(s2_last, b1)) - i2 + 1, 0) AS k2,
+        arrayMap((a, b) -> toInt64(least(re, b)) - toInt64(greatest(rs, a)),
+            arraySlice(s2_start, i2, k2), arraySlice(s2_end, i2, k2)) AS o2,
+        arraySum(arrayMap(o -> greatest(o, 0), o2)) AS cov2,
+        arraySum(arrayMap((o, p) -> e * greatest(o, 0) / (re - rs) * p / 1000, o2, arraySlice(s2_price, i2, k2))) AS m2,
+        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o2, arraySlice(s2_conf, i2, k2)), 1.)) AS c2
+,
+        -- No segment of component 3: nothing to pay and nothing covered (act says
+        -- whether the component has tariffs, so whether uncovered time lowers confidence).
+        0. AS m3, toInt64(0) AS cov3, 1. AS c3
+,
+    multiIf(tr = 1, m1 + m2, tr = 2, m3, 0.) AS m, multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com,
+    if(tr = 1, m2, 0.) AS m_non,
+    least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
+SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
+    sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non,
+    least(min(conf), if((bitAnd(any(act), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov2, tr = 1)) OR (bitAnd(any(act), 4) != 0 AND sumIf(re - rs, tr = 2) > sumIf(cov3, tr = 2)), 0., 1.)) AS confidence,
+    countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
+    toUInt8(count() != uniqExact(toUInt64(rs) * 4 + tr)) AS dirty
+FROM
+(
+-- On a cluster the price arrays join the readings here, after the distributed read:
+    -- as columns of that read every shard would send them again with every row.
+    SELECT *,
+            @s1_start AS s1_start, @s1_price AS s1_price,
+            @s1_first AS s1_first, @s1_last AS s1_last, @s1_end AS s1_end, @s1_conf AS s1_conf,
+            @s2_start AS s2_start, @s2_price AS s2_price,
+            @s2_first AS s2_first, @s2_last AS s2_last, @s2_end AS s2_end, @s2_conf AS s2_conf
+    FROM
+    (-- The readings: every stored version, undeduplicated: a reading sent twice
+    -- and not yet merged is counted twice, which "dirty" reports (a fleet month read 568 ms
+    -- with FINAL against 306 ms this way on 18.16). Go prices dirty locations again, deduplicated.
+    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir,
+        toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
+        toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
+        energy_wh AS e, confidence AS rc
+    FROM meter_records
+    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+        AND device_id = ''
+        AND direction = @dir
+        AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+    )
+)
+GROUP BY loc, dev, k, kend, ktr
+ORDER BY loc, dev, k, kend, ktr
