@@ -51,7 +51,11 @@ func (a Amount) AppendText(b []byte) ([]byte, error) {
 	if math.IsNaN(float64(a)) || math.IsInf(float64(a), 0) {
 		return nil, fmt.Errorf("amount %v is not a finite number", float64(a))
 	}
-	v := math.Round(float64(a)*1e6) / 1e6
+	// Money is rate × kWh, so a day's exact value often ends in a 5 at the 7th decimal; a
+	// float sum of it lands a few ulps either side depending on the order of its terms
+	// (a cluster's shards add in another order than one server). Snapping to nano-units
+	// first makes such a tie round up in every order.
+	v := math.Round(math.Round(float64(a)*1e9)/1e3) / 1e6
 	if v == 0 {
 		v = 0 // no "-0"
 	}
