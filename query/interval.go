@@ -51,15 +51,20 @@ func (a Amount) AppendText(b []byte) ([]byte, error) {
 	if math.IsNaN(float64(a)) || math.IsInf(float64(a), 0) {
 		return nil, fmt.Errorf("amount %v is not a finite number", float64(a))
 	}
-	// Money is rate × kWh, so a day's exact value often ends in a 5 at the 7th decimal; a
-	// float sum of it lands a few ulps either side depending on the order of its terms
-	// (a cluster's shards add in another order than one server). Snapping to nano-units
-	// first makes such a tie round up in every order.
-	v := math.Round(math.Round(float64(a)*1e9)/1e3) / 1e6
+	v := a.Rounded()
 	if v == 0 {
 		v = 0 // no "-0"
 	}
 	return strconv.AppendFloat(b, v, 'f', -1, 64), nil
+}
+
+// Rounded is the amount as the API shows it: 6 decimals, a tie rounded away from zero.
+func (a Amount) Rounded() float64 {
+	// Money is rate × kWh, so a day's exact value often ends in a 5 at the 7th decimal; a
+	// float sum of it lands a few ulps either side depending on the order of its terms
+	// (a cluster's shards add in another order than one server). Snapping to nano-units
+	// first makes such a tie round up in every order.
+	return math.Round(math.Round(float64(a)*1e9)/1e3) / 1e6
 }
 
 // EnergyValue is {"value": whole Wh, "value_exact": Wh}: FlatPeak declares value an

@@ -3,7 +3,6 @@ package webhooks
 import (
 	"context"
 	"log/slog"
-	"math"
 	"sort"
 	"time"
 
@@ -274,6 +273,5 @@ func (r *Reviser) report(ctx context.Context, scope kwhouse.Scope, spans revised
 
 // same compares two days as the API shows them (6 decimals).
 func same(a, b query.CostItem) bool {
-	round := func(v query.Amount) float64 { return math.Round(float64(v) * 1e6) }
-	return round(a.Energy.ValueExact) == round(b.Energy.ValueExact) && round(a.Tariff.Value) == round(b.Tariff.Value)
+	return a.Energy.ValueExact.Rounded() == b.Energy.ValueExact.Rounded() && a.Tariff.Value.Rounded() == b.Tariff.Value.Rounded()
 }
