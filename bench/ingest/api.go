@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
-	"time"
 
+	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
@@ -19,7 +17,7 @@ type apiSide struct {
 	o      options
 	s      shape
 	db     *chstore.DB
-	cmd    *exec.Cmd
+	proc   *benchkit.Process
 	put    func(i int) error
 	bodies [][]byte
 	rows   int
@@ -45,20 +43,14 @@ func apiBodies(s shape, recs []record) [][]byte {
 }
 
 func startAPI(o options, s shape, db *chstore.DB, key string, recs []record, ch int) (*apiSide, error) {
-	cmd := exec.Command(o.bin, "serve")
-	cmd.Env = append(os.Environ(), "KWHOUSE_CLICKHOUSE_ADDR="+o.chAddr, "KWHOUSE_CLICKHOUSE_CLUSTER="+o.cluster, "KWHOUSE_CLICKHOUSE_DATABASE="+o.database,
-		"KWHOUSE_HTTP_ADDR=127.0.0.1:"+strconv.Itoa(o.port), "KWHOUSE_AUTH_JWT_SECRET=bench-bench-bench-bench-bench-bench-42",
+	proc, err := benchkit.StartProcess(o.bin, "127.0.0.1:"+strconv.Itoa(o.port), "KWHOUSE_CLICKHOUSE_ADDR="+o.chAddr, "KWHOUSE_CLICKHOUSE_CLUSTER="+o.cluster,
+		"KWHOUSE_CLICKHOUSE_DATABASE="+o.database, "KWHOUSE_AUTH_JWT_SECRET=bench-bench-bench-bench-bench-bench-42",
 		"KWHOUSE_LOG_LEVEL=warn", "KWHOUSE_HTTP_PPROF_ADDR="+pprofAddr(o))
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", o.bin, err)
-	}
-	a := &apiSide{o: o, s: s, db: db, cmd: cmd, bodies: apiBodies(s, recs), rows: len(recs), ch: ch}
-	base := "http://127.0.0.1:" + strconv.Itoa(o.port)
-	if err := waitReady(base); err != nil {
-		a.close()
+	if err != nil {
 		return nil, err
 	}
+	a := &apiSide{o: o, s: s, db: db, proc: proc, bodies: apiBodies(s, recs), rows: len(recs), ch: ch}
+	base := proc.Base
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: s.clients}}
 	a.put = func(i int) error {
 		req, _ := http.NewRequest("PUT", base+"/meters/interval", bytes.NewReader(a.bodies[i]))
@@ -83,7 +75,7 @@ func startAPI(o options, s shape, db *chstore.DB, key string, recs []record, ch 
 	return a, nil
 }
 
-func (a *apiSide) close() { _ = a.cmd.Process.Signal(os.Interrupt); _ = a.cmd.Wait() }
+func (a *apiSide) close() { a.proc.Stop() }
 
 // round sends every request once (again: the same readings replace themselves).
 func (a *apiSide) round(ctx context.Context, round int) (phase, error) {
@@ -92,7 +84,7 @@ func (a *apiSide) round(ctx context.Context, round int) (phase, error) {
 	if round == a.o.rounds-1 {
 		prof = startProfile(a.o, a.s, a.rows)
 	}
-	cpu := startCPU(a.ch, a.cmd.Process.Pid)
+	cpu := startCPU(a.ch, a.proc.PID())
 	d, err := parallel(a.s.clients, len(a.bodies), a.put)
 	if err != nil {
 		return phase{}, err
@@ -104,24 +96,11 @@ func (a *apiSide) round(ctx context.Context, round int) (phase, error) {
 	}
 	us := cpu.perRow(a.rows)
 	kw := cpu.since(1)
-	p := phase{rate: float64(a.rows) / d.Seconds(), chCPU: us[0], kwCPU: us[1], rss: peakRSS(a.cmd.Process.Pid), kwFaults: kw.faults}
+	p := phase{rate: float64(a.rows) / d.Seconds(), chCPU: us[0], kwCPU: us[1], rss: benchkit.ProcStatusKiB(a.proc.PID(), "VmHWM") << 10, kwFaults: kw.faults}
 	if kw.user+kw.sys > 0 {
 		p.kwSysShare = kw.sys / (kw.user + kw.sys)
 	}
 	fmt.Printf("  (a) round %d: %9.0f records/s, %.2f + %.2f µs CPU per row (ClickHouse + kwhouse), RSS %.0f MiB\n",
 		round+1, p.rate, p.chCPU, p.kwCPU, float64(p.rss)/(1<<20))
 	return p, nil
-}
-
-func waitReady(base string) error {
-	for i := 0; i < 100; i++ {
-		if res, err := http.Get(base + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("kwhouse did not become ready at %s", base)
 }

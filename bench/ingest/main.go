@@ -12,9 +12,6 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -244,21 +241,6 @@ func best(p, q phase) phase {
 	}
 	p.rss = max(p.rss, q.rss)
 	return p
-}
-
-// peakRSS reads VmHWM (the resident set's high-water mark) of a process, in bytes.
-func peakRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 func count(ctx context.Context, db *chstore.DB, table string) (uint64, error) {

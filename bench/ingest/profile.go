@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"time"
+
+	"github.com/kwhouse/kwhouse/bench/benchkit"
 )
 
 // pprofAddr is where the kwhouse under test serves pprof: KWBENCH_PPROF, or a fixed
@@ -38,28 +38,10 @@ func startProfile(o options, s shape, rows int) *profile {
 		return p
 	}
 	seconds := 3 * max(1, rows/500_000)
-	go func() { p.done <- fetchProfile("http://"+pprofAddr(o)+"/debug/pprof/profile", seconds, p.file) }()
+	go func() {
+		p.done <- benchkit.SaveURL(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr(o), seconds), p.file)
+	}()
 	time.Sleep(50 * time.Millisecond) // let the profile start before the first request
 	p.stop = func() error { return <-p.done }
 	return p
-}
-
-func fetchProfile(url string, seconds int, file string) error {
-	res, err := http.Get(fmt.Sprintf("%s?seconds=%d", url, seconds))
-	if err != nil {
-		return fmt.Errorf("cpu profile: %w", err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("cpu profile: status %d", res.StatusCode)
-	}
-	out, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, res.Body); err != nil {
-		out.Close()
-		return fmt.Errorf("write cpu profile: %w", err)
-	}
-	return out.Close()
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -271,7 +270,7 @@ func sampleRSS() *rssSampler {
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
-			peak = max(peak, rssKiB())
+			peak = max(peak, benchkit.ProcStatusKiB(0, "VmRSS"))
 			select {
 			case <-s.stop:
 				s.done <- peak
@@ -287,18 +286,4 @@ func sampleRSS() *rssSampler {
 func (s *rssSampler) peakMiB() int64 {
 	close(s.stop)
 	return <-s.done >> 10
-}
-
-func rssKiB() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			n, _ := strconv.ParseInt(f[1], 10, 64)
-			return n
-		}
-	}
-	return 0
 }

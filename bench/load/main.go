@@ -85,8 +85,8 @@ func run(o options) error {
 		loaded.rate, loaded.p(50), loaded.p(99), 100*loaded.rate/solo.rate)
 	fmt.Printf("cost queries: %d served, p50 %.1f ms p99 %.1f ms; %d shed (503), %d limited (429), %d other errors\n",
 		len(costs.lat), costs.p(50), costs.p(99), costs.shed, costs.limited, costs.failed)
-	fmt.Printf("ingest errors: %d alone, %d under queries; peak RSS of the process (server and clients) %s\n",
-		solo.failed, loaded.failed, peakRSS())
+	fmt.Printf("ingest errors: %d alone, %d under queries; peak RSS of the process (server and clients) %d kB\n",
+		solo.failed, loaded.failed, benchkit.ProcStatusKiB(0, "VmHWM"))
 	if o.hostile <= 0 {
 		return nil
 	}
@@ -286,17 +286,4 @@ func profile(path string) (func(), error) {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
-}
-
-func peakRSS() string {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
-		}
-	}
-	return "?"
 }

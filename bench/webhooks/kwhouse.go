@@ -3,52 +3,33 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/config"
 )
 
 // kwhouse is the service under test, its own process (`kwhouse serve`): its memory is
 // its own, apart from the bench's bookkeeping of every event and delivery.
 type kwhouse struct {
-	cmd   *exec.Cmd
-	base  string // its API
+	*benchkit.Process
 	pprof string // its net/http/pprof, for heap samples after a GC
 }
 
 func startKwhouse(o options, cfg *config.Config) (*kwhouse, error) {
 	addr, pprof := "127.0.0.1:"+strconv.Itoa(o.port), "127.0.0.1:"+strconv.Itoa(o.port+1)
-	cmd := exec.Command(o.bin, "serve")
-	cmd.Env = append(os.Environ(), "KWHOUSE_CLICKHOUSE_ADDR="+cfg.ClickHouse.Addr, "KWHOUSE_CLICKHOUSE_DATABASE="+database,
-		"KWHOUSE_REDIS_ADDR="+cfg.Redis.Addr, "KWHOUSE_REDIS_KEY_PREFIX=kwbenchhooks:",
-		"KWHOUSE_HTTP_ADDR="+addr, "KWHOUSE_HTTP_PPROF_ADDR="+pprof,
+	p, err := benchkit.StartProcess(o.bin, addr, "KWHOUSE_CLICKHOUSE_ADDR="+cfg.ClickHouse.Addr, "KWHOUSE_CLICKHOUSE_DATABASE="+database,
+		"KWHOUSE_REDIS_ADDR="+cfg.Redis.Addr, "KWHOUSE_REDIS_KEY_PREFIX=kwbenchhooks:", "KWHOUSE_HTTP_PPROF_ADDR="+pprof,
 		"KWHOUSE_AUTH_JWT_SECRET=bench-bench-bench-bench-bench-bench-42", "KWHOUSE_LOG_LEVEL=warn")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s (make build): %w", o.bin, err)
+	if err != nil {
+		return nil, err
 	}
-	k := &kwhouse{cmd: cmd, base: "http://" + addr, pprof: "http://" + pprof}
-	for i := 0; i < 100; i++ {
-		if res, err := http.Get(k.base + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return k, nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	k.stop()
-	return nil, fmt.Errorf("kwhouse did not become ready at %s", k.base)
+	return &kwhouse{Process: p, pprof: "http://" + pprof}, nil
 }
-
-func (k *kwhouse) stop() { _ = k.cmd.Process.Signal(os.Interrupt); _ = k.cmd.Wait() }
 
 // heapProfile saves kwhouse's heap profile, after a GC, to file.suffix ("" file: none);
 // `go tool pprof -base FILE.start FILE.end` shows what the run left behind.
@@ -56,20 +37,7 @@ func (k *kwhouse) heapProfile(file, suffix string) error {
 	if file == "" {
 		return nil
 	}
-	res, err := http.Get(k.pprof + "/debug/pprof/heap?gc=1")
-	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	defer res.Body.Close()
-	f, err := os.Create(file + "." + suffix)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, res.Body); err != nil {
-		f.Close()
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	return f.Close()
+	return benchkit.SaveURL(k.pprof+"/debug/pprof/heap?gc=1", file+"."+suffix)
 }
 
 // memSample is kwhouse's memory at one moment: its Go heap after a GC, and its RSS.
@@ -141,7 +109,7 @@ func (k *kwhouse) memory() (memSample, error) {
 		return s, err
 	}
 	s.heapAlloc, s.heapUsed, s.goroutines = stats[0]/(1<<20), stats[1]/(1<<20), int(g[0])
-	s.rss = rssKiB(k.cmd.Process.Pid) / 1024
+	s.rss = float64(benchkit.ProcStatusKiB(k.PID(), "VmRSS")) / 1024
 	return s, nil
 }
 
@@ -164,18 +132,4 @@ func (k *kwhouse) get(path string, prefixes ...string) ([]float64, error) {
 		}
 	}
 	return out, sc.Err()
-}
-
-func rssKiB(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kib, _ := strconv.ParseFloat(strings.Fields(v)[0], 64)
-			return kib
-		}
-	}
-	return 0
 }

@@ -120,8 +120,8 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	defer kw.stop()
-	base := kw.base
+	defer kw.Stop()
+	base := kw.Base
 	var live []*receiver
 	for range 3 {
 		r, err := newReceiver(false)
@@ -138,7 +138,7 @@ func run(o options) error {
 		return err
 	}
 	fmt.Printf("webhooks: %d events/min, 3 loopback endpoints for %v, then beside one that never answers for %v; kwhouse pid %d (%s serve)\n",
-		o.perMinute, o.phase, o.deadPhase, kw.cmd.Process.Pid, o.bin)
+		o.perMinute, o.phase, o.deadPhase, kw.PID(), o.bin)
 	sent := produce(base, acc.TestKey, "a", o.perMinute, o.phase)
 	report("3 endpoints", sent, live, created(ctx, db))
 	mem.mark("after phase 1")
