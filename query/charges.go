@@ -147,18 +147,14 @@ func (c *Pricer) demandReadings(ctx context.Context, scope kwhouse.Scope, locs [
 		return nil, fmt.Errorf("demand readings: %w", err)
 	}
 	defer rows.Close()
+	var loc string
+	var rs, re uint32
+	var wh float64
 	for rows.Next() {
-		var loc string
-		var rs, re []uint32
-		var wh []float64
 		if err := rows.Scan(&loc, &rs, &re, &wh); err != nil {
 			return nil, fmt.Errorf("scan demand readings: %w", err)
 		}
-		rd := make([]charges.Reading, len(rs))
-		for i := range rs {
-			rd[i] = charges.Reading{Start: time.Unix(int64(rs[i]), 0), End: time.Unix(int64(re[i]), 0), Wh: wh[i]}
-		}
-		out[loc] = rd
+		out[loc] = append(out[loc], charges.Reading{Start: time.Unix(int64(rs), 0), End: time.Unix(int64(re), 0), Wh: wh})
 	}
 	return out, rows.Err()
 }

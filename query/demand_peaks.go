@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,33 +32,23 @@ var (
 // locationPeaks are the demand peaks of an answer by location, then by tariff and month.
 type locationPeaks map[string]map[charges.PeakKey][]float64
 
-// monthLabel is a calendar month, by which reading change counts are added up for the
-// local months it names in every zone: the UTC dates [1st − 2 days, next 1st] hold every
-// reading such a month's peaks are measured from (a local month starts within 14 hours of
-// its UTC start; its readings start up to demandLookback before it).
-type monthLabel struct {
-	year  int
-	month time.Month
+// monthDates are the UTC dates (day numbers since 1970-01-01) holding every reading a
+// local month's peaks are measured from, those starting in [its start − demandLookback,
+// its end), in its own zone: the reading change counts of those dates, added up, say
+// whether its kept peaks still hold. A month of London is the dates from the day before
+// its 1st to its last, so readings of the next month's first day leave it as kept; one of
+// New York also holds the next 1st (its last local hours are that date's first UTC ones).
+type monthDates struct{ first, last uint32 }
+
+func datesOf(m charges.TariffMonth) monthDates {
+	return monthDates{first: uint32((m.Month.Start.Unix() - demandLookback) / 86400), last: uint32((m.Month.End.Unix() - 1) / 86400)}
 }
 
-func labelOf(m charges.TariffMonth) monthLabel {
-	l := m.Month.Start.In(m.Tariff.Zone)
-	return monthLabel{l.Year(), l.Month()}
-}
-
-// dates are the first and last UTC dates whose change counts the label adds up.
-func (l monthLabel) dates() (first, last time.Time) {
-	first = time.Date(l.year, l.month, 1, 0, 0, 0, 0, time.UTC)
-	return first.AddDate(0, 0, -2), first.AddDate(0, 1, 0)
-}
-
-// covers says the label's dates hold every reading m's peaks are measured from (those
-// starting in [m's start − demandLookback, m's end)); peaks of a month they do not cover
-// are measured every time, never kept.
-func (l monthLabel) covers(m charges.TariffMonth) bool {
-	first, last := l.dates()
-	return !m.Month.Start.Add(-demandLookback*time.Second).Before(first) && !m.Month.End.After(last.AddDate(0, 0, 1))
-}
+// keptKeyPrefix marks the tariff key of peaks kept under the counts of their monthDates.
+// Peaks kept without it were counted over a calendar month's wider dates: their counts
+// are not comparable (a wider count can equal a later narrower one), so they are never
+// served, only measured again.
+const keptKeyPrefix = "d:"
 
 // keptPeak is a row of demand_stored.
 type keptPeak struct {
@@ -89,8 +80,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	for loc, ms := range need {
 		for _, m := range ms {
 			k := m.PeakKey()
-			l := labelOf(m)
-			if p, ok := kept[keptKey{loc, k}]; ok && p.seen == counts[loc][l] && l.covers(m) {
+			if p, ok := kept[keptKey{loc, k}]; ok && p.seen == counts[loc][datesOf(m)] {
 				out[loc][k] = p.peaks
 				continue
 			}
@@ -106,9 +96,9 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 // keptPeaks reads the kept peaks of need's months beside the reading change counts of
 // their labels now, side by side.
 func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (
-	map[keptKey]keptPeak, map[string]map[monthLabel]uint64, error) {
+	map[keptKey]keptPeak, map[string]map[monthDates]uint64, error) {
 	locs := make([]string, 0, len(need))
-	labelSet := map[monthLabel]bool{}
+	dateSet := map[monthDates]bool{}
 	var m0, m1 int64
 	for loc, ms := range need {
 		if len(ms) == 0 {
@@ -116,7 +106,7 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 		}
 		locs = append(locs, loc)
 		for _, m := range ms {
-			labelSet[labelOf(m)] = true
+			dateSet[datesOf(m)] = true
 			if s := m.Month.Start.Unix(); m0 == 0 || s < m0 {
 				m0 = s
 			}
@@ -127,20 +117,20 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 		return nil, nil, nil
 	}
 	sort.Strings(locs)
-	labels := make([]monthLabel, 0, len(labelSet))
-	for l := range labelSet {
-		labels = append(labels, l)
+	ranges := make([]monthDates, 0, len(dateSet))
+	for d := range dateSet {
+		ranges = append(ranges, d)
 	}
 	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("locs", chstore.Set(locs)), chstore.Named("dir", dir)}
 	var kept map[keptKey]keptPeak
-	var counts map[string]map[monthLabel]uint64
+	var counts map[string]map[monthDates]uint64
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		kept, err = c.storedPeaks(gctx, append(base, chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))))
 		return err
 	})
-	g.Go(func() (err error) { counts, err = c.monthCounts(gctx, base, labels); return err })
+	g.Go(func() (err error) { counts, err = c.monthCounts(gctx, base, ranges); return err })
 	return kept, counts, g.Wait()
 }
 
@@ -158,33 +148,30 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any) (map[keptKey]keptP
 		if err := rows.Scan(&loc, &month, &key, &p.peaks, &p.seen); err != nil {
 			return nil, fmt.Errorf("scan kept demand peaks: %w", err)
 		}
-		out[keptKey{loc, charges.PeakKey{Tariff: key, Month: int64(month)}}] = p
+		if tariff, ok := strings.CutPrefix(key, keptKeyPrefix); ok {
+			out[keptKey{loc, charges.PeakKey{Tariff: tariff, Month: int64(month)}}] = p
+		}
 	}
 	return out, rows.Err()
 }
 
-// monthCounts adds up the reading change counts of each location per month label.
-func (c *Pricer) monthCounts(ctx context.Context, base []any, labels []monthLabel) (map[string]map[monthLabel]uint64, error) {
-	lo, hi := make([]uint32, len(labels)), make([]uint32, len(labels))
-	var d0, d1 time.Time
-	for i, l := range labels {
-		first, last := l.dates()
-		lo[i], hi[i] = uint32(first.Unix()/86400), uint32(last.Unix()/86400)
-		if d0.IsZero() || first.Before(d0) {
-			d0 = first
-		}
-		if last.After(d1) {
-			d1 = last
-		}
+// monthCounts adds up the reading change counts of each location per range of dates.
+func (c *Pricer) monthCounts(ctx context.Context, base []any, ranges []monthDates) (map[string]map[monthDates]uint64, error) {
+	lo, hi := make([]uint32, len(ranges)), make([]uint32, len(ranges))
+	d0, d1 := ranges[0].first, ranges[0].last
+	for i, r := range ranges {
+		lo[i], hi[i] = r.first, r.last
+		d0, d1 = min(d0, r.first), max(d1, r.last)
 	}
+	date := func(day uint32) string { return time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly) }
 	args := append(base, chstore.Named("lo", lo), chstore.Named("hi", hi),
-		chstore.Named("d0", d0.Format(time.DateOnly)), chstore.Named("d1", d1.Format(time.DateOnly)))
+		chstore.Named("d0", date(d0)), chstore.Named("d1", date(d1)))
 	rows, err := c.db.Query(ctx, demandCountsStmt.With(demandCountsSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading change counts of demand months: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]map[monthLabel]uint64{}
+	out := map[string]map[monthDates]uint64{}
 	for rows.Next() {
 		var loc string
 		var k uint32
@@ -193,9 +180,9 @@ func (c *Pricer) monthCounts(ctx context.Context, base []any, labels []monthLabe
 			return nil, fmt.Errorf("scan reading change counts: %w", err)
 		}
 		if out[loc] == nil {
-			out[loc] = map[monthLabel]uint64{}
+			out[loc] = map[monthDates]uint64{}
 		}
-		out[loc][labels[k-1]] = n
+		out[loc][ranges[k-1]] = n
 	}
 	return out, rows.Err()
 }
@@ -251,7 +238,7 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 // keepPeaks writes the measured peaks of the months in measured under the counts read
 // before measuring them.
 func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured map[string][]charges.TariffMonth,
-	peaks locationPeaks, counts map[string]map[monthLabel]uint64) error {
+	peaks locationPeaks, counts map[string]map[monthDates]uint64) error {
 	type row struct {
 		loc  string
 		m    charges.TariffMonth
@@ -260,9 +247,7 @@ func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	var rows []row
 	for loc, ms := range measured {
 		for _, m := range ms {
-			if l := labelOf(m); l.covers(m) {
-				rows = append(rows, row{loc, m, counts[loc][l]})
-			}
+			rows = append(rows, row{loc, m, counts[loc][datesOf(m)]})
 		}
 	}
 	if len(rows) == 0 {
@@ -275,7 +260,7 @@ func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	err = c.db.InsertRows(ctx, insertPeaksStmt, len(rows), func(i int) []any {
 		r := rows[i]
 		k := r.m.PeakKey()
-		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.m.Month.Start.UTC(), k.Tariff, peaks[r.loc][k], r.seen, ver + uint64(i)}
+		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.m.Month.Start.UTC(), keptKeyPrefix + k.Tariff, peaks[r.loc][k], r.seen, ver + uint64(i)}
 	})
 	if err != nil {
 		return fmt.Errorf("keep demand peaks: %w", err)

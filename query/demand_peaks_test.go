@@ -51,3 +51,65 @@ func TestBucketPricerKeepsDemandPeaks(t *testing.T) {
 		t.Errorf("the bill measured demand peaks %d time(s) after a background pass kept them", n)
 	}
 }
+
+// TestDemandPeaksCountTheirMonthsDatesInTheirZone: a month's kept peaks are measured again
+// only when readings of its own local month change, in its location's zone. Readings of
+// 1 April 00:00–01:00 UTC are April's in London (01:00 BST), so a background pass leaves
+// London's March peaks as kept (one row, never written again); the same hour two hours
+// later is 31 March 22:00 in New York, so New York's March is measured again and its bill
+// bills the new 5 kW peak (a demand charge of 15), from the peaks the pass kept.
+func TestDemandPeaksCountTheirMonthsDatesInTheirZone(t *testing.T) {
+	now := func() time.Time { return time.Date(2024, 4, 1, 12, 0, 0, 0, time.UTC) }
+	var measured atomic.Int64
+	api := apitest.Start(t, apitest.Options{Now: now, Observe: func(st chstore.Statement) {
+		if st.Name == "query.demand_readings" {
+			measured.Add(1)
+		}
+	}})
+	acc := api.NewAccount("zones")
+	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test())}
+	tariff := map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}}),
+		"demand_charges": []any{map[string]any{"rate_per_kw": 3}}}
+	london := f.location(tariff)
+	newYork := f.must(f.do("POST", "/locations", map[string]any{"timezone": "America/New_York", "currency_code": "GBP"}))["id"].(string)
+	f.must(f.do("POST", "/tariffs/elements", map[string]any{"location_id": newYork, "direction": "IMPORT", "type": "COMMODITY",
+		"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z",
+		"schedule": tariff["schedule"], "demand_charges": tariff["demand_charges"]}))
+	for _, loc := range []string{london, newYork} {
+		f.readings(loc, time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	}
+	bp := query.NewBucketPricer(api.App.Pricer, api.App.Cache, testkit.Logger(), time.Minute, 35)
+	if err := bp.Pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.readings(london, time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC), 1, 5000)
+	f.readings(newYork, time.Date(2024, 4, 1, 2, 0, 0, 0, time.UTC), 1, 5000)
+	if err := bp.Pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var londonMarch uint64
+	err := api.App.DB.QueryRow(context.Background(), chstore.Tool(`SELECT count() FROM demand_peaks
+		WHERE location_id = ? AND month_start = toDateTime('2024-03-01 00:00:00', 'UTC')`), london).Scan(&londonMarch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if londonMarch != 1 {
+		t.Errorf("London's March peaks were kept %d times: readings of its April measured its March again", londonMarch)
+	}
+	before := measured.Load()
+	for _, c := range []struct {
+		loc, from, to string
+		demand        float64
+	}{{london, "2024-03-01T00:00:00Z", "2024-03-31T23:00:00Z", 3}, {newYork, "2024-03-01T05:00:00Z", "2024-04-01T04:00:00Z", 15}} {
+		r := f.do("POST", "/costs/interval/"+c.loc+"?aggregation=MONTH&include_charges=true",
+			map[string]any{"start_time": c.from, "end_time": c.to})
+		var b struct{ Charges struct{ Demand float64 } }
+		r.JSON(t, &b)
+		if r.Status != 200 || !close6(b.Charges.Demand, c.demand) {
+			t.Errorf("March demand charge of %s: want %v, got %d %s", c.loc, c.demand, r.Status, r.Body)
+		}
+	}
+	if n := measured.Load() - before; n != 0 {
+		t.Errorf("the bills measured demand peaks %d time(s) after a background pass kept them", n)
+	}
+}

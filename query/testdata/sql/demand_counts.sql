@@ -1,8 +1,9 @@
 -- The reading change counts (reading_changes) of some locations' location-level readings
 -- in one direction, per month of the answer: month k adds up the UTC dates with day
 -- numbers in [@lo[k], @hi[k]], which hold every reading its peaks are measured from in
--- any zone. ARRAY JOIN sends a date to each month holding it (the ranges overlap by a few
--- days), so the answer is a row per location and month, not per date.
+-- its zone (demand_peaks.go). ARRAY JOIN sends a date to each month holding it (the
+-- ranges of neighbouring months or zones overlap), so the answer is a row per location and
+-- month, not per date.
 SELECT location_id, k, sum(n) AS n
 FROM reading_changes
 ARRAY JOIN arrayFilter(i -> toUInt32(day) >= arrayElement(@lo, i) AND toUInt32(day) <= arrayElement(@hi, i),

@@ -1,11 +1,13 @@
 -- The location-level readings of some locations in one direction starting in
--- [@lookback, @w1), one row of arrays per location: the whole local months that demand
--- charges are measured over, for the months whose kept peaks are stale (demand_peaks.go).
+-- [@lookback, @w1), one row per reading: the whole local months that demand charges are
+-- measured over, for the months whose kept peaks are stale (demand_peaks.go). Plain rows,
+-- not arrays per location: the driver decodes an array element by element through
+-- reflection, which took most of the background pricer's CPU (docs/benchmarks.md).
 -- The readings are the cost queries' own (readings.sql, with argMax: on 18.16 with five
 -- accounts' years stored, a year of 1 location read in 0.2 s against 0.8–1.2 s with FINAL,
 -- of 20 in 1.3 s against 4–6.6 s, of 100 in 2.9–4.2 s against 7.9–13.5 s); Go splits them
 -- into local-clock intervals (docs/costs.md, "Bill charges").
-SELECT loc, groupArray(rs) AS rss, groupArray(re) AS res, groupArray(e) AS es
+SELECT loc, rs, re, e
 FROM (-- The readings: the latest version of each, by argMax (small batches, one
     -- location: on 18.16 FINAL made one location's month ~8x slower, 105–215 ms against 18 ms).
     SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir,
@@ -19,4 +21,3 @@ FROM (-- The readings: the latest version of each, by argMax (small batches, one
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
     GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
 )
-GROUP BY loc
