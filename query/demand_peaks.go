@@ -94,7 +94,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 }
 
 // keptPeaks reads the kept peaks of need's months beside the reading change counts of
-// their labels now, side by side.
+// their dates now, side by side.
 func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (
 	map[keptKey]keptPeak, map[string]map[monthDates]uint64, error) {
 	locs := make([]string, 0, len(need))
