@@ -27,6 +27,7 @@ type monthKey struct {
 type monthRow struct {
 	key                      monthKey
 	days, served             uint64
+	mask                     uint64 // bit n: day n of the month has a bucket
 	sameKind                 uint8
 	readingsSeen, pricesSeen uint64
 	sum                      fleetSum
@@ -37,7 +38,7 @@ type monthRow struct {
 // location's price changes of every date.
 type monthCounts struct {
 	readings map[monthKey]uint64
-	dated    map[monthKey]uint64 // objKey.dev is ""
+	dated    map[monthKey]*[32]uint64 // by day of the month; objKey.dev is ""
 	every    map[string]uint64
 }
 
@@ -62,13 +63,13 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 	if err != nil {
 		return nil, nil, err
 	}
-	d0, d1 := dayNumber(run.first), dayNumber(run.last())
+	d0 := dayNumber(run.first)
 	var out []fleetSum
 	stale := map[monthKey]bool{}
 	stored := make(map[monthKey]bool, len(months))
 	for _, m := range months {
 		stored[m.key] = true
-		if !m.valid(counts, d0, d1) {
+		if !m.valid(counts) {
 			stale[m.key] = true
 			continue
 		}
@@ -87,20 +88,33 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 	return out, stale, nil
 }
 
-// valid says whether every day of m's month within [d0, d1] is served as stored: all
-// of the same kind, counts now equal to the ones priced under. The price changes of
-// the month's days with a bucket are known from the sums only when every day has one or
-// no dated change reaches the month.
-func (m monthRow) valid(counts monthCounts, d0, d1 uint32) bool {
+// valid says whether every day of m's month within the run is served as stored: all of
+// the same kind, counts now equal to the ones priced under (price changes summed over
+// the days that have a bucket).
+func (m monthRow) valid(counts monthCounts) bool {
 	if m.sameKind != 1 || m.readingsSeen != counts.readings[m.key] {
 		return false
 	}
-	days := uint64(min(monthEnd(m.key.month), d1) - max(m.key.month, d0) + 1)
-	dated := counts.dated[monthKey{objKey{loc: m.key.obj.loc}, m.key.month}]
-	if m.days != days && dated != 0 {
-		return false
+	prices := counts.every[m.key.obj.loc] * m.days
+	if dated := counts.dated[monthKey{objKey{loc: m.key.obj.loc}, m.key.month}]; dated != nil {
+		for d := range dated {
+			if m.mask&(1<<d) != 0 {
+				prices += dated[d]
+			}
+		}
 	}
-	return m.pricesSeen == counts.every[m.key.obj.loc]*m.days+dated
+	return m.pricesSeen == prices
+}
+
+// addDays adds counts by day of the month (days[i], counts[i]) to a, made when nil.
+func addDays(a *[32]uint64, days []uint8, counts []uint64) *[32]uint64 {
+	if a == nil {
+		a = &[32]uint64{}
+	}
+	for i, d := range days {
+		a[d%32] += counts[i]
+	}
+	return a
 }
 
 // monthEnd is the day number of the last day of the month starting on day number m.
@@ -133,7 +147,7 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 		var m monthRow
 		s := &m.sum
 		if err := rows.Scan(&m.key.obj.loc, &m.key.obj.dev, &m.key.month, &m.days, &m.sameKind, &m.readingsSeen,
-			&m.pricesSeen, &m.served, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
+			&m.pricesSeen, &m.mask, &m.served, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
 			&s.NImport, &s.NExport); err != nil {
 			return nil, fmt.Errorf("scan priced buckets by month: %w", err)
 		}
@@ -145,7 +159,7 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 
 // countMonths reads count_months.
 func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, error) {
-	out := monthCounts{readings: map[monthKey]uint64{}, dated: map[monthKey]uint64{}, every: map[string]uint64{}}
+	out := monthCounts{readings: map[monthKey]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{}}
 	rows, err := c.db.Query(ctx, countMonthsStmt.With(countMonthsSQL), args...)
 	if err != nil {
 		return out, fmt.Errorf("change counts by month: %w", err)
@@ -155,14 +169,16 @@ func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, erro
 		var kind uint8
 		var k monthKey
 		var n uint64
-		if err := rows.Scan(&kind, &k.obj.loc, &k.obj.dev, &k.month, &n); err != nil {
+		var days []uint8
+		var dayCounts []uint64
+		if err := rows.Scan(&kind, &k.obj.loc, &k.obj.dev, &k.month, &n, &days, &dayCounts); err != nil {
 			return out, fmt.Errorf("scan change counts by month: %w", err)
 		}
 		switch kind {
 		case 2:
 			out.every[k.obj.loc] += n
 		case 1:
-			out.dated[k] += n
+			out.dated[k] = addDays(out.dated[k], days, dayCounts)
 		default:
 			out.readings[k] += n
 		}

@@ -65,23 +65,31 @@ WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT loc
 {{define "count_months"}}
 -- The change counts of one zone's locations (or devices) summed over the local days of
 -- each local month within [@d0, @d1] they reach (count_ranges): a run of days counts once
--- a day it covers (a run reaches at most two months). Kind 2 (every date) is summed
--- once, under month 0. Read after bucket_months: counts only grow, so a month whose
--- buckets were priced under these sums is priced under these counts day by day
--- (bucket_months.go).
+-- a day it covers (a run reaches at most two months). Dated price changes (kind 1) also
+-- per day of the month (days, day_counts), so that they can be summed over the
+-- days that have a bucket. Kind 2 (every date) is summed once, under month 0. Read after
+-- bucket_months: counts only grow (bucket_months.go).
 SELECT kind, location_id, device_id, toUInt32(month) AS month_number,
     toUInt64(sum(n * if(kind = 2, 1, toUInt32(least(b1, addDays(addMonths(month, 1), -1)))
-        - toUInt32(greatest(a1, month)) + 1))) AS n
+        - toUInt32(greatest(a1, month)) + 1))) AS n,
+    tupleElement(sumMap(dom, dom_n), 1) AS days, tupleElement(sumMap(dom, dom_n), 2) AS day_counts
 FROM (
-    SELECT kind, location_id, device_id, n, a1, b1,
-        arrayJoin(if(kind = 2, [a], if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
-            [toStartOfMonth(a1), toStartOfMonth(b1)]))) AS month
+    SELECT kind, location_id, device_id, n, a1, b1, month,
+        arrayMap(i -> toUInt8(toDayOfMonth(greatest(a1, month)) + i), range(if(kind = 1,
+            toUInt32(toUInt32(least(b1, addDays(addMonths(month, 1), -1))) - toUInt32(greatest(a1, month)) + 1),
+            toUInt32(0)))) AS dom,
+        arrayMap(i -> n, dom) AS dom_n
     FROM (
-        SELECT kind, location_id, device_id, n, a,
-            greatest(a, toDate(@d0)) AS a1, least(b, toDate(@d1)) AS b1
-        FROM ({{template "count_ranges"}})
+        SELECT kind, location_id, device_id, n, a1, b1,
+            arrayJoin(if(kind = 2, [a], if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
+                [toStartOfMonth(a1), toStartOfMonth(b1)]))) AS month
+        FROM (
+            SELECT kind, location_id, device_id, n, a,
+                greatest(a, toDate(@d0)) AS a1, least(b, toDate(@d1)) AS b1
+            FROM ({{template "count_ranges"}})
+        )
+        WHERE kind = 2 OR a1 <= b1
     )
-    WHERE kind = 2 OR a1 <= b1
 )
 GROUP BY kind, location_id, device_id, month_number
 {{end}}
@@ -97,6 +105,7 @@ GROUP BY kind, location_id, device_id, month_number
 -- part's bucket (as bucket_stored). The batch's locations come as the external table _locs.
 SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, count() AS days,
     min(same_kind) AS same_kind, sum(seen_r) AS readings_seen, sum(seen_p) AS prices_seen,
+    groupBitOr(bitShiftLeft(toUInt64(1), toDayOfMonth(day))) AS day_mask,
     countIf(is_empty = 0) AS served, sum(e) AS energy_wh, sum(m) AS money, sum(mc) AS money_commodity,
     sum(mn) AS money_non_commodity, minIf(conf, is_empty = 0) AS confidence, sum(ni) AS n_import, sum(ne) AS n_export
 FROM (

@@ -8,6 +8,7 @@
 -- part's bucket (as bucket_stored). The batch's locations come as the external table _locs.
 SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, count() AS days,
     min(same_kind) AS same_kind, sum(seen_r) AS readings_seen, sum(seen_p) AS prices_seen,
+    groupBitOr(bitShiftLeft(toUInt64(1), toDayOfMonth(day))) AS day_mask,
     countIf(is_empty = 0) AS served, sum(e) AS energy_wh, sum(m) AS money, sum(mc) AS money_commodity,
     sum(mn) AS money_non_commodity, minIf(conf, is_empty = 0) AS confidence, sum(ni) AS n_import, sum(ne) AS n_export
 FROM (
