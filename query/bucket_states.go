@@ -166,16 +166,16 @@ type objKey struct{ loc, dev string }
 // arithmetic wraps and the prefix sums are the true counts), so a count that reaches a
 // month of days costs two additions.
 type dayTable struct {
-	d0      uint32
-	w       int
-	objs    []objKey
-	index   map[objKey]int32
-	last    int32    // the index obj found last: rows come grouped by location
-	slot    []int32  // objs × w: index of the day's latest stored bucket, -1 for none
-	reads   []uint64 // objs × (w+1): records written
-	locs    map[string]int32
-	dated   []uint64 // locations × (w+1): dated price changes
-	every   []uint64 // per location: price changes of every date
+	d0    uint32
+	w     int
+	objs  []objKey
+	index map[objKey]int32
+	last  int32    // the index obj found last: rows come grouped by location
+	slot  []int32  // objs × w: index of the day's latest stored bucket, -1 for none
+	reads []uint64 // objs × (w+1): records written
+	locs  map[string]int32
+	dated []uint64 // locations × (w+1): dated price changes
+	every []uint64 // per location: price changes of every date
 }
 
 // obj returns the index of (loc, dev), adding it when new.

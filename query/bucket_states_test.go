@@ -10,7 +10,6 @@ import (
 	"github.com/kwhouse/kwhouse/testkit"
 )
 
-
 // countTable reads the change counts stored in db (account acc) for a batch of location
 // "a" over the local days [d0, d1] of London through bucket_counts, the one definition of
 // the days a count reaches, and puts them on a day table.
