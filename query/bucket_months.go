@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -26,7 +27,7 @@ type monthKey struct {
 // month summed.
 type monthRow struct {
 	key                      monthKey
-	days, served             uint64
+	days, served             uint64 // rows (one a day unless a bucket has two versions), non-empty rows
 	mask                     uint64 // bit n: day n of the month has a bucket
 	sameKind                 uint8
 	readingsSeen, pricesSeen uint64
@@ -44,8 +45,9 @@ type monthCounts struct {
 
 // wholeMonths serves a batch's local months of a run whose every priced bucket is valid
 // from sums made in ClickHouse, without reading their days: a month (within the run) is
-// valid as a whole when its buckets were all priced in the batch's zone and tiering and
-// the counts they were priced under add up to the counts their days depend on now.
+// valid as a whole when it holds one version of each bucket, all priced in the batch's
+// zone and tiering, and the counts they were priced under add up to the counts their
+// days depend on now.
 // The counts are read after the buckets, and counts only grow, so no bucket was priced
 // under more than its counts now: equal sums mean every day's are equal, which is the
 // per-day rule of bucket_states.go on every day at once (a day with readings and no bucket
@@ -88,11 +90,11 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 	return out, stale, nil
 }
 
-// valid says whether every day of m's month within the run is served as stored: all of
-// the same kind, counts now equal to the ones priced under (price changes summed over
-// the days that have a bucket).
+// valid says whether every day of m's month within the run is served as stored: one
+// version a day (rows, days), all of the same kind, counts now equal to the ones priced
+// under (price changes summed over the days that have a bucket).
 func (m monthRow) valid(counts monthCounts) bool {
-	if m.sameKind != 1 || m.readingsSeen != counts.readings[m.key] {
+	if uint64(bits.OnesCount64(m.mask)) != m.days || m.sameKind != 1 || m.readingsSeen != counts.readings[m.key] {
 		return false
 	}
 	prices := counts.every[m.key.obj.loc] * m.days

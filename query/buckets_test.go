@@ -425,6 +425,12 @@ func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
 	if n := seen.take(); n["query.bucket_stored"] != 1 {
 		t.Errorf("after a new reading of March 3: %v, want one read of days (A's March)", n)
 	}
+	// March 3 of A is stored twice until a merge: its month is served day by day, the latest version.
+	p0 = f.priced()
+	check("asked again after March 3 was priced again", year(), 743500)
+	if got := f.priced() - p0; got != 0 {
+		t.Errorf("asked again after March 3 was priced again: %d buckets priced, want none", got)
+	}
 }
 
 type monthRow struct {
