@@ -60,34 +60,22 @@ type storedBucket struct {
 	version  uint64
 }
 
-// countRow is a row of bucket_counts (buckets.sql).
+// countRow is a row of bucket_counts (buckets.sql): a change count and the run of local
+// days [a, b] it reaches (day numbers), as count_ranges defines it.
 type countRow struct {
-	kind     uint8 // 0 readings, 1 prices
+	kind     uint8 // 0 readings, 1 dated price changes, 2 price changes of every date
 	loc, dev string
-	day      uint32 // UTC date, days since 1970-01-01 (0 for prices: every date)
+	a, b     uint32
 	n        uint64
 }
 
 // bucketStates reads the batch's buckets of a run of days beside their counts now, in
 // (location, device, day) order; the stored buckets and the counts are read side by side.
 func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
-	zone *time.Location, run dayRun) ([]bucketState, error) {
-	first, end := run.first, run.end
-	const day = 24 * time.Hour
-	date := func(t time.Time) string { return t.Format(time.DateOnly) }
-	last := end.Add(-day / 2) // the last whole day's date (a local day lasts 23–25 hours)
-	chain := time.Duration(0)
-	if b.tiered {
-		chain = 35 * day // a count reaches later days of its tier chain (newDayTable)
-	}
-	args := append([]any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
-		chstore.Named("devices", daily.GroupBy == GroupDevice),
-		chstore.Named("dir", daily.Direction), chstore.Named("tz", b.zone), chstore.Named("chained", b.tiered),
-		chstore.Named("d0", date(first)), chstore.Named("d1", date(last)),
-		chstore.Named("u0", date(first.UTC().Add(-3*day-chain))), chstore.Named("u1", date(last.UTC().Add(3*day))),
-		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day)))}, run.spanArgs()...)
-	ctx = chstore.WithExternal(ctx, chstore.External{Name: "_locs",
-		Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: b.ids}}})
+	run dayRun) ([]bucketState, error) {
+	first, last := run.first, run.last()
+	args := stateArgs(scope, daily, b, run)
+	ctx = withLocs(ctx, b)
 	var stored []storedBucket
 	var counts []countRow
 	g, gctx := errgroup.WithContext(ctx)
@@ -97,7 +85,35 @@ func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily Fl
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return newDayTable(stored, counts, zone, b.tiered, dayNumber(first), dayNumber(last)).states(stored), nil
+	return newDayTable(stored, counts, dayNumber(first), dayNumber(last)).states(stored), nil
+}
+
+// last is the date of the run's last day (a local day lasts 23–25 hours).
+func (r dayRun) last() time.Time { return r.end.Add(-12 * time.Hour) }
+
+// stateArgs binds what the state reads of a batch over a run of days ask (buckets.sql):
+// the run's local dates, and the UTC dates of the counts that reach them (count_ranges:
+// a day or two, and a tier chain's 35 days before).
+func stateArgs(scope kwhouse.Scope, daily FleetRequest, b fleetBatch, run dayRun) []any {
+	const day = 24 * time.Hour
+	date := func(t time.Time) string { return t.Format(time.DateOnly) }
+	first, last := run.first, run.last()
+	chain := time.Duration(0)
+	if b.tiered {
+		chain = 35 * day
+	}
+	return append([]any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
+		chstore.Named("devices", daily.GroupBy == GroupDevice),
+		chstore.Named("dir", daily.Direction), chstore.Named("tz", b.zone), chstore.Named("chained", b.tiered),
+		chstore.Named("d0", date(first)), chstore.Named("d1", date(last)),
+		chstore.Named("u0", date(first.UTC().Add(-3*day-chain))), chstore.Named("u1", date(last.UTC().Add(3*day))),
+		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day)))}, run.spanArgs()...)
+}
+
+// withLocs sends the batch's locations with the statements of ctx, as the external table _locs.
+func withLocs(ctx context.Context, b fleetBatch) context.Context {
+	return chstore.WithExternal(ctx, chstore.External{Name: "_locs",
+		Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: b.ids}}})
 }
 
 // storedBuckets reads bucket_stored; about is how many rows to make room for (one per
@@ -133,7 +149,7 @@ func (c *Pricer) changeCounts(ctx context.Context, args []any, about int) ([]cou
 	out := make([]countRow, 0, about)
 	for rows.Next() {
 		var r countRow
-		if err := rows.Scan(&r.kind, &r.loc, &r.dev, &r.day, &r.n); err != nil {
+		if err := rows.Scan(&r.kind, &r.loc, &r.dev, &r.a, &r.b, &r.n); err != nil {
 			return nil, fmt.Errorf("scan change count: %w", err)
 		}
 		out = append(out, r)
@@ -150,19 +166,16 @@ type objKey struct{ loc, dev string }
 // arithmetic wraps and the prefix sums are the true counts), so a count that reaches a
 // month of days costs two additions.
 type dayTable struct {
-	d0      uint32
-	w       int
-	objs    []objKey
-	index   map[objKey]int32
-	last    int32    // the index obj found last: rows come grouped by location
-	slot    []int32  // objs × w: index of the day's latest stored bucket, -1 for none
-	reads   []uint64 // objs × (w+1): records written
-	locs    map[string]int32
-	dated   []uint64 // locations × (w+1): dated price changes
-	every   []uint64 // per location: price changes of every date
-	local   map[int64]uint32
-	zone    *time.Location
-	chained bool
+	d0    uint32
+	w     int
+	objs  []objKey
+	index map[objKey]int32
+	last  int32    // the index obj found last: rows come grouped by location
+	slot  []int32  // objs × w: index of the day's latest stored bucket, -1 for none
+	reads []uint64 // objs × (w+1): records written
+	locs  map[string]int32
+	dated []uint64 // locations × (w+1): dated price changes
+	every []uint64 // per location: price changes of every date
 }
 
 // obj returns the index of (loc, dev), adding it when new.
@@ -178,16 +191,6 @@ func (t *dayTable) obj(k objKey) int32 {
 	}
 	t.last = i
 	return i
-}
-
-// localDay is the day number of the local date at Unix time u (a batch has few distinct ones).
-func (t *dayTable) localDay(u int64) uint32 {
-	d, ok := t.local[u]
-	if !ok {
-		d = dayNumber(time.Unix(u, 0).In(t.zone))
-		t.local[u] = d
-	}
-	return d
 }
 
 // addRange adds n to the days [from, to] (day numbers) of row i of a difference array, within the run.
@@ -214,15 +217,9 @@ func sumRows(diff []uint64, w int) {
 }
 
 // newDayTable puts the batch's stored buckets and change counts on the local days [d0, d1]
-// of zone. A count of records reaches the one or two local days its UTC date overlaps, and
-// in a tiered batch (chained) every later day of the tier chain too (a tiered day depends
-// on the days before it from three days before its local month: the tier period's start
-// in any tariff zone, less the lookback's day). A bucket's records may end up to a day
-// after it (buckets whose records reach further are not kept), so a price change on a UTC
-// date touches the local days that overlap [date - 1 day, date + 1 day).
-func newDayTable(stored []storedBucket, counts []countRow, zone *time.Location, chained bool, d0, d1 uint32) *dayTable {
-	t := &dayTable{d0: d0, w: int(d1-d0) + 1, index: map[objKey]int32{}, locs: map[string]int32{},
-		local: map[int64]uint32{}, zone: zone, chained: chained}
+// (day numbers); each count reaches the days buckets.sql (count_ranges) says it does.
+func newDayTable(stored []storedBucket, counts []countRow, d0, d1 uint32) *dayTable {
+	t := &dayTable{d0: d0, w: int(d1-d0) + 1, index: map[objKey]int32{}, locs: map[string]int32{}}
 	objOf := make([]int32, len(stored))
 	for i := range stored {
 		objOf[i] = t.obj(objKey{stored[i].state.Loc, stored[i].state.Dev})
@@ -258,20 +255,15 @@ func newDayTable(stored []storedBucket, counts []countRow, zone *time.Location, 
 	return t
 }
 
-// count adds one row of change counts to the days it touches.
+// count adds one row of change counts to the days it reaches.
 func (t *dayTable) count(r countRow) {
-	u0 := int64(r.day) * 86400
-	switch {
-	case r.kind == 1 && r.day == 0:
+	switch r.kind {
+	case 2:
 		t.every[t.locs[r.loc]] += r.n
-	case r.kind == 1:
-		t.addRange(t.dated, t.locs[r.loc], t.localDay(u0-86400), t.localDay(u0+86399), r.n)
+	case 1:
+		t.addRange(t.dated, t.locs[r.loc], r.a, r.b, r.n)
 	default:
-		i := t.obj(objKey{r.loc, r.dev})
-		l0, l1 := t.localDay(u0), t.localDay(u0+86399)
-		for l := l0; l <= l1; l++ {
-			t.addRange(t.reads, i, l, l+chainReach(l, t.chained)-1, r.n)
-		}
+		t.addRange(t.reads, t.obj(objKey{r.loc, r.dev}), r.a, r.b, r.n)
 	}
 }
 
@@ -285,16 +277,6 @@ func (t *dayTable) prices(loc string, j int) uint64 {
 		return 0
 	}
 	return t.dated[int(l)*(t.w+1)+j] + t.every[l]
-}
-
-// chainReach is how many days from local day d (a day number) a count of d reaches: 1,
-// or in a tier chain to the end of the local month of d + 3 days.
-func chainReach(d uint32, chained bool) uint32 {
-	if !chained {
-		return 1
-	}
-	t := dateOf(d + 3)
-	return uint32(time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, time.UTC).Unix()/86400) - d
 }
 
 // states puts each day that has a stored bucket or any reading counted beside its counts

@@ -1,65 +1,102 @@
 package query
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/testkit"
 )
 
-func day(y int, m time.Month, d int) uint32 {
-	return dayNumber(time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
+// countTable reads the change counts stored in db (account acc) for a batch of location
+// "a" over the local days [d0, d1] of London through bucket_counts, the one definition of
+// the days a count reaches, and puts them on a day table.
+func countTable(t *testing.T, db *chstore.DB, tiered bool, d0, d1 time.Time) *dayTable {
+	t.Helper()
+	london, _ := time.LoadLocation("Europe/London")
+	c := &Pricer{db: db}
+	b := fleetBatch{zone: "Europe/London", tiered: tiered, ids: []string{"a"}}
+	run := dayRunOf(time.Date(d0.Year(), d0.Month(), d0.Day(), 0, 0, 0, 0, london),
+		time.Date(d1.Year(), d1.Month(), d1.Day()+1, 0, 0, 0, 0, london), london)
+	ctx := withLocs(context.Background(), b)
+	counts, err := c.changeCounts(ctx, stateArgs(kwhouse.Scope{AccountID: "acc"}, FleetRequest{Direction: "IMPORT"}, b, run), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newDayTable(nil, counts, dayNumber(d0), dayNumber(d1))
 }
 
 // A count of a UTC date reaches the local days it overlaps (two in London's summer), a
 // tiered one every later day of its chain; a price change the days of [date-1, date+1).
 func TestCountsReachTheLocalDaysTheyTouch(t *testing.T) {
-	london, _ := time.LoadLocation("Europe/London")
-	rows := []countRow{
-		{kind: 0, loc: "a", day: day(2024, 6, 10), n: 3},
-		{kind: 0, loc: "a", day: day(2024, 6, 10), n: 1}, // the same grain, not yet summed by a merge
-		{kind: 1, loc: "a", day: day(2024, 6, 20), n: 5},
-		{kind: 1, loc: "a", day: 0, n: 7},
+	db := testkit.ClickHouse(t)
+	ctx := context.Background()
+	date := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
+	// 10 June twice (the same grain, not yet summed by a merge), 29 June; an export of 12 June.
+	reads := [][]any{{"IMPORT", "2024-06-10", 3}, {"IMPORT", "2024-06-10", 1}, {"IMPORT", "2024-06-29", 2}, {"EXPORT", "2024-06-12", 1}}
+	err := db.InsertRows(ctx, chstore.Tool(`INSERT INTO reading_changes (account_id, live_mode, location_id, device_id,
+		direction, day, n, last_version) VALUES`), len(reads), func(i int) []any {
+		r := reads[i]
+		return []any{"acc", uint8(0), "a", "", r[0], date(r[1].(string)), uint64(r[2].(int)), uint64(i)}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	d0 := day(2024, 6, 1)
-	n := newDayTable(nil, rows, london, false, d0, day(2024, 6, 30))
+	prices := [][]any{{"2024-06-20", 5}, {"1970-01-01", 7}}
+	err = db.InsertRows(ctx, chstore.Tool(`INSERT INTO price_changes (account_id, live_mode, location_id, day, n, version) VALUES`),
+		len(prices), func(i int) []any {
+			return []any{"acc", uint8(0), "a", date(prices[i][0].(string)), uint64(prices[i][1].(int)), uint64(i)}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := func(m time.Month, day int) time.Time { return time.Date(2024, m, day, 0, 0, 0, 0, time.UTC) }
+	n := countTable(t, db, false, d(6, 1), d(6, 30))
 	a := n.index[objKey{"a", ""}]
-	want := map[uint32]uint64{day(2024, 6, 10): 4, day(2024, 6, 11): 4} // 01:00 BST on the 10th to 01:00 on the 11th
+	// 01:00 BST on the 10th to 01:00 on the 11th; 29 June likewise; exports are another direction.
+	want := map[uint32]uint64{dayNumber(d(6, 10)): 4, dayNumber(d(6, 11)): 4, dayNumber(d(6, 29)): 2, dayNumber(d(6, 30)): 2}
 	for j := 0; j < n.w; j++ {
-		if got := n.readings(a, j); got != want[d0+uint32(j)] {
-			t.Errorf("readings of day %d: %d, want %d", d0+uint32(j), got, want[d0+uint32(j)])
+		if got := n.readings(a, j); got != want[n.d0+uint32(j)] {
+			t.Errorf("readings of day %d: %d, want %d", n.d0+uint32(j), got, want[n.d0+uint32(j)])
 		}
 	}
 	// 19 June 01:00 BST to 21 June 01:00 BST: local 19, 20 and 21 June; every day 7 more.
 	for j := 0; j < n.w; j++ {
 		w := uint64(7)
-		if d := d0 + uint32(j); d >= day(2024, 6, 19) && d <= day(2024, 6, 21) {
+		if day := n.d0 + uint32(j); day >= dayNumber(d(6, 19)) && day <= dayNumber(d(6, 21)) {
 			w += 5
 		}
 		if got := n.prices("a", j); got != w {
-			t.Errorf("price changes of day %d: %d, want %d", d0+uint32(j), got, w)
+			t.Errorf("price changes of day %d: %d, want %d", n.d0+uint32(j), got, w)
 		}
 	}
-	if got := len(n.states(nil)); got != 2 {
-		t.Errorf("%d states, want the 2 days with readings", got)
+	if got := len(n.states(nil)); got != 4 {
+		t.Errorf("%d states, want the 4 days with readings", got)
 	}
 
-	// Tiered: 29 June reaches to the end of July (29 June + 3 days is in July); the run ends 5 July.
-	chained := newDayTable(nil, []countRow{{kind: 0, loc: "a", day: day(2024, 6, 29), n: 2}}, london, true,
-		d0, day(2024, 7, 5))
-	states := chained.states(nil)
-	if len(states) != 7 { // 29 June to 5 July
-		t.Errorf("tiered count reached %d days, want 7: %+v", len(states), states)
-	}
-	// Both local days the UTC date overlaps reach 5 July: counted twice, which is harmless
-	// (counts are only compared with the ones a bucket was priced under).
-	if got := states[len(states)-1].ReadingsNow; got != 4 {
-		t.Errorf("tiered count on 5 July: %d, want 4", got)
+	// Tiered (both directions): 10 June reaches to the end of June, 29 June to the end of
+	// July (29 June + 3 days is in July); the run ends 5 July. The export of 12 June counts.
+	chained := countTable(t, db, true, d(6, 1), d(7, 5))
+	a = chained.index[objKey{"a", ""}]
+	for _, c := range []struct {
+		day  time.Time
+		want uint64
+	}{{d(6, 9), 0}, {d(6, 10), 4}, {d(6, 11), 8}, {d(6, 12), 9}, {d(6, 28), 10}, {d(6, 29), 12}, {d(6, 30), 14}, {d(7, 1), 4}, {d(7, 5), 4}} {
+		// Both local days the UTC date overlaps reach on: counted twice, which is harmless
+		// (counts are only compared with the ones a bucket was priced under).
+		if got := chained.readings(a, int(dayNumber(c.day)-chained.d0)); got != c.want {
+			t.Errorf("tiered readings of %s: %d, want %d", c.day.Format(time.DateOnly), got, c.want)
+		}
 	}
 }
 
 // Each bucket's latest version counts, whole; a bucket is valid only under the counts
 // there are now and of the same kind; a counted day without a bucket is a stale state.
 func TestDayTableKeepsTheLatestBucketBesideItsCounts(t *testing.T) {
-	d1, d2, d3 := day(2024, 6, 1), day(2024, 6, 2), day(2024, 6, 3)
+	day := func(d int) uint32 { return dayNumber(time.Date(2024, 6, d, 0, 0, 0, 0, time.UTC)) }
+	d1, d2, d3 := day(1), day(2), day(3)
 	bucket := func(loc string, d uint32, seen uint64, energy float64, version uint64, kind uint8) storedBucket {
 		return storedBucket{state: bucketState{Loc: loc, Day: dateOf(d), Stored: 1, Energy: energy, ReadingsSeen: seen, PricesSeen: 1},
 			day: d, sameKind: kind, version: version}
@@ -70,12 +107,11 @@ func TestDayTableKeepsTheLatestBucketBesideItsCounts(t *testing.T) {
 		bucket("a", d2, 1, 2, 1, 1), // priced before a reading came
 		bucket("c", d1, 2, 3, 1, 0), // priced in another zone
 	}
-	// UTC dates in UTC: each count reaches its own day only.
-	counts := []countRow{{kind: 0, loc: "a", day: d1, n: 2}, {kind: 0, loc: "a", day: d2, n: 2}, {kind: 0, loc: "a", day: d3, n: 1},
-		{kind: 0, loc: "b", day: d1, n: 2}, {kind: 0, loc: "c", day: d1, n: 2},
-		{kind: 1, loc: "a", day: d1 + 1, n: 1}, // the days of [d1, d3): d1 and d2
-		{kind: 1, loc: "b", day: 0, n: 1}, {kind: 1, loc: "c", day: 0, n: 1}}
-	got := newDayTable(stored, counts, time.UTC, false, d1, d3).states(stored)
+	// Each count reaching its own day only, but one dated price change reaching d1 and d2.
+	counts := []countRow{{kind: 0, loc: "a", a: d1, b: d1, n: 2}, {kind: 0, loc: "a", a: d2, b: d2, n: 2},
+		{kind: 0, loc: "a", a: d3, b: d3, n: 1}, {kind: 0, loc: "b", a: d1, b: d1, n: 2}, {kind: 0, loc: "c", a: d1, b: d1, n: 2},
+		{kind: 1, loc: "a", a: d1, b: d2, n: 1}, {kind: 2, loc: "b", n: 1}, {kind: 2, loc: "c", n: 1}}
+	got := newDayTable(stored, counts, d1, d3).states(stored)
 	type want struct {
 		loc          string
 		day          uint32

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -92,11 +93,59 @@ func (c *Pricer) bucketSums(ctx context.Context, scope kwhouse.Scope, req FleetR
 	}
 	daily := req
 	daily.Aggregation = AggregationDay
-	days, err := c.keptDays(ctx, scope, daily, b, plans, zone, dayRunOf(req.Start, req.End, zone))
+	run := dayRunOf(req.Start, req.End, zone)
+	if req.Aggregation == AggregationDay {
+		return c.keptDays(ctx, scope, daily, b, plans, zone, run)
+	}
+	// Whole months need counts that never go down between two reads; on a cluster two
+	// reads may be answered by replicas of a shard that lag each other.
+	var sums []fleetSum
+	if c.db.Cluster == "" {
+		sums, err = c.monthDays(ctx, scope, daily, b, plans, zone, run)
+	} else {
+		sums, err = c.keptDays(ctx, scope, daily, b, plans, zone, run)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return rollUp(req.Aggregation, days, zone), nil
+	return rollUp(req.Aggregation, sums, zone), nil
+}
+
+// monthDays returns what a MONTH or NONE answer sums of a batch over a run of days: each
+// local month whose buckets are all valid as one sum made in ClickHouse (wholeMonths),
+// the days of the other months as keptDays makes them, in (location, device, day) order.
+func (c *Pricer) monthDays(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
+	plans map[string]tariffs.Plan, zone *time.Location, run dayRun) ([]fleetSum, error) {
+	out, stale, err := c.wholeMonths(ctx, scope, daily, b, zone, run)
+	if err != nil || len(stale) == 0 {
+		return out, err
+	}
+	// The stale months' locations, from the first stale month to the end of the last.
+	var ids []string
+	from, to := run.end, run.first
+	locs := map[string]bool{}
+	for k := range stale {
+		locs[k.obj.loc] = true
+		from = minTime(from, localMidnightOf(k.month, zone))
+		to = maxTime(to, nextDay(localMidnightOf(monthEnd(k.month), zone)))
+	}
+	for _, id := range b.ids {
+		if locs[id] {
+			ids = append(ids, id)
+		}
+	}
+	sub := fleetBatch{zone: b.zone, tiered: b.tiered, ids: ids}
+	days, err := c.keptDays(ctx, scope, daily, sub, plans, zone, dayRunOf(maxTime(run.w0, from), minTime(run.w1, to), zone))
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range days {
+		if stale[monthKey{objKey{d.Loc, d.Dev}, monthOf(dayNumber(time.Unix(int64(d.Key), 0).In(zone)))}] {
+			out = append(out, d)
+		}
+	}
+	slices.SortFunc(out, func(a, b fleetSum) int { return sumBefore(&a, &b) })
+	return out, nil
 }
 
 // dayRun is the local days a window touches, [first, end), and the parts of its first
@@ -141,7 +190,7 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 	plans map[string]tariffs.Plan, zone *time.Location, run dayRun) ([]fleetSum, error) {
 	first, end := run.first, run.end
 	// Read before pricing: a write that lands meanwhile leaves the new buckets stale.
-	states, err := c.bucketStates(ctx, scope, daily, b, zone, run)
+	states, err := c.bucketStates(ctx, scope, daily, b, run)
 	if err != nil {
 		return nil, err
 	}

@@ -17,20 +17,103 @@ WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT loc
 {{end}}
 
 {{define "bucket_counts"}}
--- The change counts the buckets of one zone's locations (or devices) depend on, as
--- stored per UTC date (docs/costs.md, "Priced buckets"): kind 0, rows of records written
--- (both directions for a tiered batch: a tier chain counts both); kind 1, price changes
--- of a location (day 0: a change of every date, e.g. a tariff write). The reader adds
--- them up per local day (bucket_states.go); a summing table may still hold a grain in
--- several rows. The batch's locations come as the external table _locs.
-SELECT toUInt8(0) AS kind, location_id, device_id, toUInt32(day) AS day_number, n
-FROM reading_changes
-WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
-    AND (device_id != '') = @devices AND (direction = @dir OR @chained = 1)
-    AND day >= toDate(@u0) AND day <= toDate(@u1)
+-- The change counts the buckets of one zone's locations (or devices) depend on, as the
+-- runs of local days each one reaches (count_ranges): the reader adds them up per local
+-- day (bucket_states.go). The batch's locations come as the external table _locs.
+SELECT kind, location_id, device_id, toUInt32(a) AS first_day, toUInt32(b) AS last_day, n
+FROM ({{template "count_ranges"}})
+{{end}}
+
+{{define "count_ranges"}}
+-- The one definition of the local days of @tz a change count reaches (docs/costs.md,
+-- "Priced buckets"), as runs [a, b] of local dates, from the counts stored per UTC date:
+-- kind 0, rows of records written (both directions for a tiered batch: a tier chain
+-- counts both), reaching each local day its UTC date overlaps (one or two), and in a
+-- tiered batch (@chained) from each of them every later day of its tier chain, to the
+-- end of the local month of that day + 3 days (a tiered day depends on the days before it
+-- from three days before its local month: the tier period's start in any tariff zone,
+-- less the lookback's day); kind 1, dated price changes of a location, reaching the local
+-- days that overlap [date - 1 day, date + 1 day) (a bucket's records may end up to a day
+-- after it; buckets whose records reach further are not kept); kind 2, price changes of
+-- every date (stored as day 1970-01-01, e.g. a tariff write), a = b = 1970-01-01. A
+-- summing table may still hold a grain in several rows; the batch's locations come as the
+-- external table _locs.
+SELECT toUInt8(0) AS kind, location_id, device_id, l AS a,
+    if(@chained = 1, addDays(addMonths(toStartOfMonth(addDays(l, 3)), 1), -1), l) AS b, n
+FROM (
+    SELECT location_id, device_id, n,
+        arrayJoin(if(l0 = l1, [l0], [l0, l1])) AS l
+    FROM (
+        SELECT location_id, device_id, n,
+            toDate(toDateTime(toUInt32(day) * 86400), @tz) AS l0,
+            toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz) AS l1
+        FROM reading_changes
+        WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
+            AND (device_id != '') = @devices AND (direction = @dir OR @chained = 1)
+            AND day >= toDate(@u0) AND day <= toDate(@u1)
+    )
+)
 UNION ALL
-SELECT toUInt8(1) AS kind, location_id, '' AS device_id, toUInt32(day) AS day_number, n
+SELECT toUInt8(if(day = toDate('1970-01-01'), 2, 1)) AS kind, location_id, '' AS device_id,
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 - 86400), @tz)) AS a,
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz)) AS b, n
 FROM price_changes
 WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
+{{end}}
+
+{{define "count_months"}}
+-- The change counts of one zone's locations (or devices) summed over the local days of
+-- each local month within [@d0, @d1] they reach (count_ranges): a run of days counts once
+-- a day it covers (a run reaches at most two months). Dated price changes (kind 1) also
+-- per day of the month (days, day_counts), so that they can be summed over the
+-- days that have a bucket. Kind 2 (every date) is summed once, under month 0. Read after
+-- bucket_months: counts only grow (bucket_months.go).
+SELECT kind, location_id, device_id, toUInt32(month) AS month_number,
+    toUInt64(sum(n * if(kind = 2, 1, toUInt32(least(b1, addDays(addMonths(month, 1), -1)))
+        - toUInt32(greatest(a1, month)) + 1))) AS n,
+    tupleElement(sumMap(dom, dom_n), 1) AS days, tupleElement(sumMap(dom, dom_n), 2) AS day_counts
+FROM (
+    SELECT kind, location_id, device_id, n, a1, b1, month,
+        arrayMap(i -> toUInt8(toDayOfMonth(greatest(a1, month)) + i), range(if(kind = 1,
+            toUInt32(toUInt32(least(b1, addDays(addMonths(month, 1), -1))) - toUInt32(greatest(a1, month)) + 1),
+            toUInt32(0)))) AS dom,
+        arrayMap(i -> n, dom) AS dom_n
+    FROM (
+        SELECT kind, location_id, device_id, n, a1, b1,
+            arrayJoin(if(kind = 2, [a], if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
+                [toStartOfMonth(a1), toStartOfMonth(b1)]))) AS month
+        FROM (
+            SELECT kind, location_id, device_id, n, a,
+                greatest(a, toDate(@d0)) AS a1, least(b, toDate(@d1)) AS b1
+            FROM ({{template "count_ranges"}})
+        )
+        WHERE kind = 2 OR a1 <= b1
+    )
+)
+GROUP BY kind, location_id, device_id, month_number
+{{end}}
+
+{{define "bucket_months"}}
+-- The stored priced buckets of each local day of [@d0, @d1] of one zone's locations (or
+-- devices), summed per local month (docs/costs.md, "Priced buckets"): how many rows and
+-- which days (day_mask: bit n for day n), the least of "priced in the batch's zone,
+-- tiered as the batch is", the counts they were priced under, and their money (an empty
+-- bucket's is 0). A bucket written again leaves its older version until a merge: a month
+-- with more rows than days is not summed here (the reader takes it day by day, latest
+-- version first). A window that starts or ends inside a local day reads that part's
+-- bucket (as bucket_stored). The batch's locations come as the external table _locs.
+SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, count() AS days,
+    min(toUInt8(zone = @tz AND tiered = @chained)) AS same_kind, sum(readings_seen) AS readings_seen,
+    sum(prices_seen) AS prices_seen, groupBitOr(bitShiftLeft(toUInt64(1), toDayOfMonth(day))) AS day_mask,
+    countIf(empty = 0) AS served, sum(energy_wh) AS energy_wh, sum(money) AS money,
+    sum(money_commodity) AS money_commodity, sum(money_non_commodity) AS money_non_commodity,
+    minIf(confidence, empty = 0) AS confidence, sum(n_import) AS n_import, sum(n_export) AS n_export
+FROM priced_buckets
+WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
+    AND (device_id != '') = @devices AND direction = @dir
+    AND day >= toDate(@d0) AND day <= toDate(@d1)
+    AND span_from = transform(toUInt32(day), @span_days, @span_from, toUInt32(0))
+    AND span_to = transform(toUInt32(day), @span_days, @span_to, toUInt32(0))
+GROUP BY location_id, device_id, month_number
 {{end}}

@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,13 +14,32 @@ import (
 )
 
 // pricingCount counts the statements that price readings for a fleet (fleet.sql and
-// fleet_arrays.sql), as a second service sees them too.
-type pricingCount struct{ n atomic.Int64 }
+// fleet_arrays.sql), as a second service sees them too, and every statement by name.
+type pricingCount struct {
+	n      atomic.Int64
+	mu     sync.Mutex
+	byName map[string]int
+}
 
 func (p *pricingCount) observe(st chstore.Statement) {
 	if st.Name == "query.fleet" || st.Name == "query.fleet_arrays" {
 		p.n.Add(1)
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byName == nil {
+		p.byName = map[string]int{}
+	}
+	p.byName[st.Name]++
+}
+
+// take returns the statements run by name since the last take.
+func (p *pricingCount) take() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.byName
+	p.byName = map[string]int{}
+	return n
 }
 
 // bucketFleet is an account with two locations: A on a market tariff, B on a flat one,
@@ -348,4 +368,80 @@ func TestFleetOfASecondProcessSeesWritesMadeElsewhere(t *testing.T) {
 	if _, ok := rows[f.b+" 2024-03-06"]; !ok || len(rows) != 12 {
 		t.Errorf("after B moved to Paris elsewhere: %d rows, B on March 6 %v (want 12 rows, and it)", len(rows), ok)
 	}
+}
+
+// A year by MONTH of priced buckets is summed per month in ClickHouse: asked again it
+// reads no day of a bucket; a month with one stale day re-prices that day only, and its
+// total is exact (hand-computed: A's hours at 0.1 + 0.02, B's at 0.25, all of local March).
+func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
+	f := newBucketFleet(t, nil)
+	seen := f.count
+	for _, loc := range []string{f.a, f.b} { // to 23:00 UTC on the 31st, local midnight (BST)
+		f.readings(loc, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC), 25*24+23, 1000)
+	}
+	f.prices(time.Date(2024, 3, 7, 0, 0, 0, 0, time.UTC), time.Date(2024, 4, 2, 0, 0, 0, 0, time.UTC), 0.1)
+	year := func() map[string]monthRow {
+		t.Helper()
+		r := f.do("POST", "/costs/fleet", map[string]any{"start_time": "2024-01-01T00:00:00Z",
+			"end_time": "2025-01-01T00:00:00Z", "aggregation": "MONTH"})
+		if r.Status != 200 {
+			t.Fatalf("fleet: %d %s", r.Status, r.Body)
+		}
+		var out struct{ Data []monthRow }
+		if err := json.Unmarshal(r.Body, &out); err != nil {
+			t.Fatal(err)
+		}
+		rows := map[string]monthRow{}
+		for _, row := range out.Data {
+			rows[row.LocationID+" "+row.Date] = row
+		}
+		return rows
+	}
+	check := func(what string, rows map[string]monthRow, aMarch float64) {
+		t.Helper()
+		want := map[string][2]float64{f.a + " 2024-03": {aMarch, aMarch / 1000 * 0.12}, f.b + " 2024-03": {743000, 743 * 0.25}}
+		if len(rows) != len(want) {
+			t.Fatalf("%s: %d rows, want %d: %v", what, len(rows), len(want), rows)
+		}
+		for k, w := range want {
+			if g := rows[k]; !close6(g.Energy.ValueExact, w[0]) || !close6(g.Tariff.Value, w[1]) {
+				t.Errorf("%s, %s: %v Wh, %v, want %v Wh, %v", what, k, g.Energy.ValueExact, g.Tariff.Value, w[0], w[1])
+			}
+		}
+	}
+	check("first answer", year(), 743000)
+	seen.take()
+	check("asked again", year(), 743000)
+	// On a cluster months are made day by day (docs/costs.md, "MONTH and NONE answers").
+	whole := f.api.App.DB.Cluster == ""
+	if n := seen.take(); whole && (n["query.bucket_stored"] != 0 || n["query.bucket_counts"] != 0 || n["query.bucket_months"] == 0) {
+		t.Errorf("asked again: %v, want the months summed in ClickHouse and no day read", n)
+	}
+
+	f.readings(f.a, time.Date(2024, 3, 3, 12, 30, 0, 0, time.UTC), 1, 500)
+	p0 := f.priced()
+	check("after a new reading of March 3", year(), 743500)
+	if got := f.priced() - p0; got != 1 {
+		t.Errorf("a new reading of March 3 priced %d buckets, want that day's 1", got)
+	}
+	if n := seen.take(); whole && n["query.bucket_stored"] != 1 {
+		t.Errorf("after a new reading of March 3: %v, want one read of days (A's March)", n)
+	}
+	// March 3 of A is stored twice until a merge: its month is served day by day, the latest version.
+	p0 = f.priced()
+	check("asked again after March 3 was priced again", year(), 743500)
+	if got := f.priced() - p0; got != 0 {
+		t.Errorf("asked again after March 3 was priced again: %d buckets priced, want none", got)
+	}
+}
+
+type monthRow struct {
+	LocationID string `json:"location_id"`
+	Date       string `json:"date"`
+	Energy     struct {
+		ValueExact float64 `json:"value_exact"`
+	} `json:"energy"`
+	Tariff struct {
+		Value float64 `json:"value"`
+	} `json:"tariff"`
 }

@@ -41,6 +41,8 @@ var goldenShapes = []struct {
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2, Present: true}, {N: 3}}}},
 	{"bucket_stored.sql", "bucket_stored", nil},
 	{"bucket_counts.sql", "bucket_counts", nil},
+	{"bucket_months.sql", "bucket_months", nil},
+	{"count_months.sql", "count_months", nil},
 	{"fleet_recorded.sql", "fleet_recorded", nil},
 	{"carbon_records.sql", "carbon_records", pricingShape{Dedup: dedupArgMax, Session: true}},
 	{"demand_readings.sql", "demand_readings", demandShape},

@@ -1,16 +1,41 @@
--- The change counts the buckets of one zone's locations (or devices) depend on, as
--- stored per UTC date (docs/costs.md, "Priced buckets"): kind 0, rows of records written
--- (both directions for a tiered batch: a tier chain counts both); kind 1, price changes
--- of a location (day 0: a change of every date, e.g. a tariff write). The reader adds
--- them up per local day (bucket_states.go); a summing table may still hold a grain in
--- several rows. The batch's locations come as the external table _locs.
-SELECT toUInt8(0) AS kind, location_id, device_id, toUInt32(day) AS day_number, n
-FROM reading_changes
-WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
-    AND (device_id != '') = @devices AND (direction = @dir OR @chained = 1)
-    AND day >= toDate(@u0) AND day <= toDate(@u1)
+-- The change counts the buckets of one zone's locations (or devices) depend on, as the
+-- runs of local days each one reaches (count_ranges): the reader adds them up per local
+-- day (bucket_states.go). The batch's locations come as the external table _locs.
+SELECT kind, location_id, device_id, toUInt32(a) AS first_day, toUInt32(b) AS last_day, n
+FROM (
+-- The one definition of the local days of @tz a change count reaches (docs/costs.md,
+-- "Priced buckets"), as runs [a, b] of local dates, from the counts stored per UTC date:
+-- kind 0, rows of records written (both directions for a tiered batch: a tier chain
+-- counts both), reaching each local day its UTC date overlaps (one or two), and in a
+-- tiered batch (@chained) from each of them every later day of its tier chain, to the
+-- end of the local month of that day + 3 days (a tiered day depends on the days before it
+-- from three days before its local month: the tier period's start in any tariff zone,
+-- less the lookback's day); kind 1, dated price changes of a location, reaching the local
+-- days that overlap [date - 1 day, date + 1 day) (a bucket's records may end up to a day
+-- after it; buckets whose records reach further are not kept); kind 2, price changes of
+-- every date (stored as day 1970-01-01, e.g. a tariff write), a = b = 1970-01-01. A
+-- summing table may still hold a grain in several rows; the batch's locations come as the
+-- external table _locs.
+SELECT toUInt8(0) AS kind, location_id, device_id, l AS a,
+    if(@chained = 1, addDays(addMonths(toStartOfMonth(addDays(l, 3)), 1), -1), l) AS b, n
+FROM (
+    SELECT location_id, device_id, n,
+        arrayJoin(if(l0 = l1, [l0], [l0, l1])) AS l
+    FROM (
+        SELECT location_id, device_id, n,
+            toDate(toDateTime(toUInt32(day) * 86400), @tz) AS l0,
+            toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz) AS l1
+        FROM reading_changes
+        WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
+            AND (device_id != '') = @devices AND (direction = @dir OR @chained = 1)
+            AND day >= toDate(@u0) AND day <= toDate(@u1)
+    )
+)
 UNION ALL
-SELECT toUInt8(1) AS kind, location_id, '' AS device_id, toUInt32(day) AS day_number, n
+SELECT toUInt8(if(day = toDate('1970-01-01'), 2, 1)) AS kind, location_id, '' AS device_id,
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 - 86400), @tz)) AS a,
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz)) AS b, n
 FROM price_changes
 WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
+)

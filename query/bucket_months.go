@@ -1,0 +1,189 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+var (
+	bucketMonthsStmt = chstore.Register("query.bucket_months", "buckets.sql: a batch's latest priced buckets summed per local month")
+	countMonthsStmt  = chstore.Register("query.count_months", "buckets.sql: the change counts of a batch's days summed per local month")
+	bucketMonthsSQL  = renderFixed("bucket_months")
+	countMonthsSQL   = renderFixed("count_months")
+)
+
+// monthKey names a local month of an object: its first day as a day number.
+type monthKey struct {
+	obj   objKey
+	month uint32
+}
+
+// monthRow is a row of bucket_months (buckets.sql): an object's latest buckets of a local
+// month summed.
+type monthRow struct {
+	key                      monthKey
+	days, served             uint64 // rows (one a day unless a bucket has two versions), non-empty rows
+	mask                     uint64 // bit n: day n of the month has a bucket
+	sameKind                 uint8
+	readingsSeen, pricesSeen uint64
+	sum                      fleetSum
+}
+
+// monthCounts are the rows of count_months (buckets.sql): the change counts of each
+// object's (readings) or location's (dated prices) days summed per local month, and each
+// location's price changes of every date.
+type monthCounts struct {
+	readings map[monthKey]uint64
+	dated    map[monthKey]*[32]uint64 // by day of the month; objKey.dev is ""
+	every    map[string]uint64
+}
+
+// wholeMonths serves a batch's local months of a run whose every priced bucket is valid
+// from sums made in ClickHouse, without reading their days: a month (within the run) is
+// valid as a whole when it holds one version of each bucket, all priced in the batch's
+// zone and tiering, and the counts they were priced under add up to the counts their
+// days depend on now.
+// The counts are read after the buckets, and counts only grow, so no bucket was priced
+// under more than its counts now: equal sums mean every day's are equal, which is the
+// per-day rule of bucket_states.go on every day at once (a day with readings and no bucket
+// leaves the sum of counts above the buckets'). It returns the valid months' sums (keyed
+// by a local midnight of their month) and the months that must be made day by day.
+func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
+	zone *time.Location, run dayRun) ([]fleetSum, map[monthKey]bool, error) {
+	args := stateArgs(scope, daily, b, run)
+	ctx = withLocs(ctx, b)
+	months, err := c.bucketMonths(ctx, args, len(b.ids)*13)
+	if err != nil {
+		return nil, nil, err
+	}
+	counts, err := c.countMonths(ctx, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	d0 := dayNumber(run.first)
+	var out []fleetSum
+	stale := map[monthKey]bool{}
+	stored := make(map[monthKey]bool, len(months))
+	for _, m := range months {
+		stored[m.key] = true
+		if !m.valid(counts) {
+			stale[m.key] = true
+			continue
+		}
+		if m.served > 0 {
+			c.buckets.served.Add(int64(m.served))
+			s := m.sum
+			s.Key = uint32(localMidnightOf(max(m.key.month, d0), zone).Unix())
+			out = append(out, s)
+		}
+	}
+	for k := range counts.readings {
+		if !stored[k] {
+			stale[k] = true // readings of a month without a bucket
+		}
+	}
+	return out, stale, nil
+}
+
+// valid says whether every day of m's month within the run is served as stored: one
+// version a day (rows, days), all of the same kind, counts now equal to the ones priced
+// under (price changes summed over the days that have a bucket).
+func (m monthRow) valid(counts monthCounts) bool {
+	if uint64(bits.OnesCount64(m.mask)) != m.days || m.sameKind != 1 || m.readingsSeen != counts.readings[m.key] {
+		return false
+	}
+	prices := counts.every[m.key.obj.loc] * m.days
+	if dated := counts.dated[monthKey{objKey{loc: m.key.obj.loc}, m.key.month}]; dated != nil {
+		for d := range dated {
+			if m.mask&(1<<d) != 0 {
+				prices += dated[d]
+			}
+		}
+	}
+	return m.pricesSeen == prices
+}
+
+// addDays adds counts by day of the month (days[i], counts[i]) to a, made when nil.
+func addDays(a *[32]uint64, days []uint8, counts []uint64) *[32]uint64 {
+	if a == nil {
+		a = &[32]uint64{}
+	}
+	for i, d := range days {
+		a[d%32] += counts[i]
+	}
+	return a
+}
+
+// monthEnd is the day number of the last day of the month starting on day number m.
+func monthEnd(m uint32) uint32 {
+	t := dateOf(m)
+	return dayNumber(time.Date(t.Year(), t.Month()+1, 0, 0, 0, 0, 0, time.UTC))
+}
+
+// monthOf is the day number of the first day of the month of day number d.
+func monthOf(d uint32) uint32 {
+	t := dateOf(d)
+	return dayNumber(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC))
+}
+
+// localMidnightOf is the start of local date d (a day number) in zone.
+func localMidnightOf(d uint32, zone *time.Location) time.Time {
+	t := dateOf(d)
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, zone)
+}
+
+// bucketMonths reads bucket_months.
+func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]monthRow, error) {
+	rows, err := c.db.Query(ctx, bucketMonthsStmt.With(bucketMonthsSQL), args...)
+	if err != nil {
+		return nil, fmt.Errorf("priced buckets by month: %w", err)
+	}
+	defer rows.Close()
+	out := make([]monthRow, 0, about)
+	for rows.Next() {
+		var m monthRow
+		s := &m.sum
+		if err := rows.Scan(&m.key.obj.loc, &m.key.obj.dev, &m.key.month, &m.days, &m.sameKind, &m.readingsSeen,
+			&m.pricesSeen, &m.mask, &m.served, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
+			&s.NImport, &s.NExport); err != nil {
+			return nil, fmt.Errorf("scan priced buckets by month: %w", err)
+		}
+		s.Loc, s.Dev = m.key.obj.loc, m.key.obj.dev
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// countMonths reads count_months.
+func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, error) {
+	out := monthCounts{readings: map[monthKey]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{}}
+	rows, err := c.db.Query(ctx, countMonthsStmt.With(countMonthsSQL), args...)
+	if err != nil {
+		return out, fmt.Errorf("change counts by month: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind uint8
+		var k monthKey
+		var n uint64
+		var days []uint8
+		var dayCounts []uint64
+		if err := rows.Scan(&kind, &k.obj.loc, &k.obj.dev, &k.month, &n, &days, &dayCounts); err != nil {
+			return out, fmt.Errorf("scan change counts by month: %w", err)
+		}
+		switch kind {
+		case 2:
+			out.every[k.obj.loc] += n
+		case 1:
+			out.dated[k] = addDays(out.dated[k], days, dayCounts)
+		default:
+			out.readings[k] += n
+		}
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,65 @@
+-- The change counts of one zone's locations (or devices) summed over the local days of
+-- each local month within [@d0, @d1] they reach (count_ranges): a run of days counts once
+-- a day it covers (a run reaches at most two months). Dated price changes (kind 1) also
+-- per day of the month (days, day_counts), so that they can be summed over the
+-- days that have a bucket. Kind 2 (every date) is summed once, under month 0. Read after
+-- bucket_months: counts only grow (bucket_months.go).
+SELECT kind, location_id, device_id, toUInt32(month) AS month_number,
+    toUInt64(sum(n * if(kind = 2, 1, toUInt32(least(b1, addDays(addMonths(month, 1), -1)))
+        - toUInt32(greatest(a1, month)) + 1))) AS n,
+    tupleElement(sumMap(dom, dom_n), 1) AS days, tupleElement(sumMap(dom, dom_n), 2) AS day_counts
+FROM (
+    SELECT kind, location_id, device_id, n, a1, b1, month,
+        arrayMap(i -> toUInt8(toDayOfMonth(greatest(a1, month)) + i), range(if(kind = 1,
+            toUInt32(toUInt32(least(b1, addDays(addMonths(month, 1), -1))) - toUInt32(greatest(a1, month)) + 1),
+            toUInt32(0)))) AS dom,
+        arrayMap(i -> n, dom) AS dom_n
+    FROM (
+        SELECT kind, location_id, device_id, n, a1, b1,
+            arrayJoin(if(kind = 2, [a], if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
+                [toStartOfMonth(a1), toStartOfMonth(b1)]))) AS month
+        FROM (
+            SELECT kind, location_id, device_id, n, a,
+                greatest(a, toDate(@d0)) AS a1, least(b, toDate(@d1)) AS b1
+            FROM (
+-- The one definition of the local days of @tz a change count reaches (docs/costs.md,
+-- "Priced buckets"), as runs [a, b] of local dates, from the counts stored per UTC date:
+-- kind 0, rows of records written (both directions for a tiered batch: a tier chain
+-- counts both), reaching each local day its UTC date overlaps (one or two), and in a
+-- tiered batch (@chained) from each of them every later day of its tier chain, to the
+-- end of the local month of that day + 3 days (a tiered day depends on the days before it
+-- from three days before its local month: the tier period's start in any tariff zone,
+-- less the lookback's day); kind 1, dated price changes of a location, reaching the local
+-- days that overlap [date - 1 day, date + 1 day) (a bucket's records may end up to a day
+-- after it; buckets whose records reach further are not kept); kind 2, price changes of
+-- every date (stored as day 1970-01-01, e.g. a tariff write), a = b = 1970-01-01. A
+-- summing table may still hold a grain in several rows; the batch's locations come as the
+-- external table _locs.
+SELECT toUInt8(0) AS kind, location_id, device_id, l AS a,
+    if(@chained = 1, addDays(addMonths(toStartOfMonth(addDays(l, 3)), 1), -1), l) AS b, n
+FROM (
+    SELECT location_id, device_id, n,
+        arrayJoin(if(l0 = l1, [l0], [l0, l1])) AS l
+    FROM (
+        SELECT location_id, device_id, n,
+            toDate(toDateTime(toUInt32(day) * 86400), @tz) AS l0,
+            toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz) AS l1
+        FROM reading_changes
+        WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
+            AND (device_id != '') = @devices AND (direction = @dir OR @chained = 1)
+            AND day >= toDate(@u0) AND day <= toDate(@u1)
+    )
+)
+UNION ALL
+SELECT toUInt8(if(day = toDate('1970-01-01'), 2, 1)) AS kind, location_id, '' AS device_id,
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 - 86400), @tz)) AS a,
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz)) AS b, n
+FROM price_changes
+WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
+    AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
+)
+        )
+        WHERE kind = 2 OR a1 <= b1
+    )
+)
+GROUP BY kind, location_id, device_id, month_number
