@@ -46,7 +46,8 @@ func run(nSmall, nLarge, fleet int, profile string, fresh bool) error {
 	ctx := context.Background()
 	// Dropping the last run's database deletes tens of thousands of files, and on an ext4
 	// without a journal creating files is slow for minutes after that: every insert of a
-	// schedule creates a part of 34 files (docs/benchmarks.md, "Schedules").
+	// schedule creates a part of 34 files (docs/benchmarks.md, "Schedules"). So the
+	// database is kept, and only -fresh drops it.
 	boot := benchkit.StartWith
 	if fresh {
 		boot = benchkit.StartFreshWith
