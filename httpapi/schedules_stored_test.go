@@ -122,23 +122,28 @@ func (e *costEnv) storeSchedules(n int) []string {
 }
 
 // readRowsOf is the rows of documents the read of document id took, from ClickHouse's
-// query log.
+// query log. The server logs a query as it finishes, which may be just after the client
+// has its answer: the log is flushed and read until the read shows (up to 10 s).
 func (e *costEnv) readRowsOf(id string) uint64 {
 	e.t.Helper()
 	ctx := context.Background()
 	db := e.api.App.DB
-	if err := db.Exec(ctx, chstore.Tool("SYSTEM FLUSH LOGS")); err != nil {
-		e.t.Fatal(err)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if err := db.Exec(ctx, chstore.Tool("SYSTEM FLUSH LOGS")); err != nil {
+			e.t.Fatal(err)
+		}
+		var rows uint64
+		err := db.QueryRow(ctx, chstore.Tool(`SELECT max(read_rows) FROM system.query_log
+			WHERE type = 2 AND event_date >= yesterday() AND position(query, ?) > 0 AND position(query, 'argMax(body') > 0
+				AND query NOT LIKE '%query_log%'`), id).Scan(&rows)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if rows > 0 {
+			return rows
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("no read of %s in system.query_log", id)
+		}
 	}
-	var rows uint64
-	err := db.QueryRow(ctx, chstore.Tool(`SELECT max(read_rows) FROM system.query_log
-		WHERE type = 2 AND event_date >= yesterday() AND position(query, ?) > 0 AND position(query, 'argMax(body') > 0
-			AND query NOT LIKE '%query_log%'`), id).Scan(&rows)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if rows == 0 {
-		e.t.Fatalf("no read of %s in system.query_log", id)
-	}
-	return rows
 }
