@@ -100,6 +100,11 @@ func ServingDefaults(c *config.Config) {
 	c.Ingest.MaxFailedRecords, c.Ingest.MaxLineBytes = d.Ingest.MaxFailedRecords, d.Ingest.MaxLineBytes
 }
 
+// StartWith is Start with the config adjusted by adjust first.
+func StartWith(ctx context.Context, db, prefix string, adjust func(*config.Config)) (a *app.App, base string, close func(), err error) {
+	return start(ctx, db, prefix, false, adjust)
+}
+
 // Start is StartFresh on the database as it is (migrated, not dropped): for benchmarks
 // that isolate each run in an account of its own, as a running service does, instead of
 // deleting the last run's files first (see docs/benchmarks.md, "Onboarding").

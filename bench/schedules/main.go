@@ -2,7 +2,8 @@
 // plan, stored schedule): a 24-hour plan for 10 devices on half-hourly market prices, and
 // a 7-day plan for 50 devices, each with p50/p99 from one client. Prices are Octopus
 // Agile half-hours from ../shared/data (docs/benchmarks.md, "Schedules") moved to start at
-// today's midnight UTC, or a synthetic daily curve where the file is absent. Run: make
+// today's midnight UTC, or a synthetic daily curve where the file is absent. The database
+// and the site are kept from run to run (-fresh drops them first). Run: make
 // bench-schedules.
 package main
 
@@ -24,7 +25,7 @@ import (
 	"github.com/kwhouse/kwhouse/config"
 )
 
-// database is the bench's own, dropped and made afresh each run.
+// database is the bench's own: kept from run to run, dropped and made afresh with -fresh.
 const database = "kwbench_schedules"
 
 const agileFile = "../shared/data/agile_A_eastern_england_2018-2021.csv"
@@ -34,17 +35,26 @@ func main() {
 	large := flag.Int("large", 20, "requests of the 7-day, 50-device plan")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
 	fleet := flag.Int("fleet", 200, "other locations of the account, each with 90 days of half-hourly readings")
+	fresh := flag.Bool("fresh", false, "drop the database first (else the site an earlier run built in it is reused)")
 	flag.Parse()
-	if err := run(*small, *large, *fleet, *profile); err != nil {
+	if err := run(*small, *large, *fleet, *profile, *fresh); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(nSmall, nLarge, fleet int, profile string) error {
+func run(nSmall, nLarge, fleet int, profile string, fresh bool) error {
 	ctx := context.Background()
+	// Dropping the last run's database deletes tens of thousands of files, and on an ext4
+	// without a journal creating files is slow for minutes after that: every insert of a
+	// schedule creates a part of 34 files (docs/benchmarks.md, "Schedules"). So the
+	// database is kept, and only -fresh drops it.
+	boot := benchkit.StartWith
+	if fresh {
+		boot = benchkit.StartFreshWith
+	}
 	// Without the background bucket pricer: it prices the fleet's readings as they arrive
 	// and would be timed with the schedules.
-	a, base, closeApp, err := benchkit.StartFreshWith(ctx, database, "kwbenchsched:",
+	a, base, closeApp, err := boot(ctx, database, "kwbenchsched:",
 		func(c *config.Config) { c.Costs.Pricer = false })
 	if err != nil {
 		return err
@@ -57,26 +67,21 @@ func run(nSmall, nLarge, fleet int, profile string) error {
 		}
 		defer stop()
 	}
-	acc, err := a.Accounts.Create(ctx, "bench")
-	if err != nil {
-		return err
-	}
-	key := acc.TestKey
 	day0 := time.Now().UTC().Truncate(24 * time.Hour)
 	prices, source := halfHours(day0, 9*48)
 	fmt.Printf("prices: %d half-hours from %s (%s)\n", len(prices), day0.Format("2006-01-02"), source)
-	loc, devices, err := setup(base, key, day0, prices, 50)
+	s, reused, err := loadSite(ctx, a, base, fleet, 50, day0, prices)
 	if err != nil {
 		return err
 	}
-	began := time.Now()
-	if err := readings(base, key, loc, devices, fleet, day0); err != nil {
+	stored, err := storedSchedules(ctx, a, s.Account)
+	if err != nil {
 		return err
 	}
-	fmt.Printf("readings: each device 1 at the location, %d other locations × 90 days of half-hours (%.1f s)\n", fleet, time.Since(began).Seconds())
-	began = time.Now()
-	settle(ctx, a.DB, database)
-	fmt.Printf("merges of those readings' parts waited for: %.1f s\n", time.Since(began).Seconds())
+	if reused {
+		fmt.Printf("site: reused from %s (account %s, %d schedules stored by earlier runs)\n", sitePath, s.Account, stored)
+	}
+	key, loc, devices := s.Key, s.Location, s.Devices
 	r := rand.New(rand.NewSource(1))
 	start := time.Now().UTC().Truncate(30 * time.Minute).Add(30 * time.Minute)
 	measure := func(what string, n, ndev int, span time.Duration) error {
@@ -95,7 +100,7 @@ func run(nSmall, nLarge, fleet int, profile string) error {
 		}
 		p := func(q int) float64 { return benchkit.Millis(benchkit.Percentile(lat, q)) }
 		fmt.Printf("%-44s p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms (%d requests)\n", what, p(50), p(99), p(100), n)
-		return benchkit.PrintQueryLog(ctx, a, t0, acc.AccountID)
+		return benchkit.PrintQueryLog(ctx, a, t0, s.Account)
 	}
 	if err := measure("24 h, 10 devices, half-hourly market prices:", nSmall, 10, 24*time.Hour); err != nil {
 		return err
@@ -137,36 +142,31 @@ func request(r *rand.Rand, loc string, devices []string, start time.Time, span t
 
 // setup creates a location priced by a market with half-hourly prices from day0, and n
 // devices.
-func setup(base, key string, day0 time.Time, prices []float64, n int) (string, []string, error) {
+func setup(base, key string, day0 time.Time, prices []float64, n int) (string, string, []string, error) {
 	var loc, mkt struct{ ID string }
 	if err := benchkit.Call(base, key, "POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}, &loc); err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	if err := benchkit.Call(base, key, "POST", "/markets", map[string]any{"display_name": "agile", "currency_code": "GBP"}, &mkt); err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
-	var body []any
-	for i, p := range prices {
-		s := day0.Add(time.Duration(i) * 30 * time.Minute)
-		body = append(body, map[string]any{"start_time": s.Format(time.RFC3339), "end_time": s.Add(30 * time.Minute).Format(time.RFC3339), "price": p})
-	}
-	if err := benchkit.Call(base, key, "PUT", "/markets/"+mkt.ID+"/prices", body, nil); err != nil {
-		return "", nil, err
+	if err := putPrices(base, key, mkt.ID, day0, prices); err != nil {
+		return "", "", nil, err
 	}
 	tariff := map[string]any{"location_id": loc.ID, "direction": "IMPORT", "type": "COMMODITY", "market_rates": true, "market_id": mkt.ID,
 		"contract_start_date": day0.AddDate(-1, 0, 0).Format(time.RFC3339), "contract_end_date": day0.AddDate(1, 0, 0).Format(time.RFC3339)}
 	if err := benchkit.Call(base, key, "POST", "/tariffs/elements", tariff, nil); err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	devices := make([]string, n)
 	for i := range devices {
 		var d struct{ ID string }
 		if err := benchkit.Call(base, key, "POST", "/devices", map[string]any{"reference_id": fmt.Sprintf("EV-%d", i)}, &d); err != nil {
-			return "", nil, err
+			return "", "", nil, err
 		}
 		devices[i] = d.ID
 	}
-	return loc.ID, devices, nil
+	return loc.ID, mkt.ID, devices, nil
 }
 
 // readings gives each device one reading at loc yesterday (the devices report there), and
