@@ -48,7 +48,8 @@ func (c *Pricer) pricedRows(ctx context.Context, scope kwhouse.Scope, req FleetR
 // fleetCharges prices the fleet per local day (from priced buckets where kept), sums the
 // days into the request's buckets, and computes each location's charges over them: the
 // sums, and the charges by row key (group, date, currency). A tariff changing inside a
-// month taxes each day's energy by the tariff of that day, as POST /costs/interval does.
+// month taxes each day's energy by the tariff of that day, and a day inside which it
+// changes by reading, as POST /costs/interval does.
 // Demand peaks are kept per month while the month's readings are unchanged (demandPeaks),
 // so a reading that raises a month's peak counts at once.
 func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
@@ -91,10 +92,14 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	split, err := c.fleetSplitEnergy(ctx, scope, req, locs, plans, ts, byLoc)
+	if err != nil {
+		return nil, nil, err
+	}
 	bills := map[fleetKey]charges.Totals{}
 	var sums []fleetSum
 	for _, id := range ids {
-		rolled, lb, err := locationBill(req, locs[id], plans[id], ts[id], peaks[id], byLoc[id])
+		rolled, lb, err := locationBill(req, locs[id], plans[id], ts[id], peaks[id], byLoc[id], split[id])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -107,9 +112,10 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 }
 
 // locationBill sums a location's days into the request's buckets and returns them with
-// their charges under each row's key.
+// their charges under each row's key; split holds the energy of its split days by reading
+// (fleetSplitEnergy).
 func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
-	peaks map[charges.PeakKey][]float64, days []fleetSum) ([]fleetSum, map[fleetKey]charges.Totals, error) {
+	peaks map[charges.PeakKey][]float64, days []fleetSum, split splitMoney) ([]fleetSum, map[fleetKey]charges.Totals, error) {
 	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
 		return nil, nil, fmt.Errorf("zone of %s: %w", loc.ID, err)
@@ -127,7 +133,7 @@ func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts 
 		}
 	}
 	for _, d := range days {
-		creq.Energy = append(creq.Energy, energyAt(d.Key, d.MoneyCom, d.MoneyNon, plan, req.Direction)...)
+		creq.Energy = append(creq.Energy, split.energy(d.Key, d.MoneyCom, d.MoneyNon, plan, req.Direction)...)
 	}
 	top, each := charges.Compute(creq)
 	group := loc.ID
