@@ -85,7 +85,7 @@ func (p *pendingCharges) add(ctx context.Context, c *Pricer, a costArgs, zone *t
 			days[i] = r.Key
 		}
 		var err error
-		if split, err = c.splitEnergy(ctx, a, zone, splitDays(days, zone, a.plan, a.direction, p.tariffs)); err != nil {
+		if split, err = c.splitEnergy(ctx, a, zone, splitDays(days, zone, a.plan, a.direction)); err != nil {
 			return err
 		}
 	}

@@ -54,24 +54,11 @@ func (c *Pricer) splitEnergy(ctx context.Context, a costArgs, zone *time.Locatio
 }
 
 // splitDays lists the days (keys of local days of zone) inside which a component of the
-// energy passes from one tariff to another of a different tax_percentage: a contract
-// changing mid-day. Their energy is taxed by reading (splitEnergy), every other day's by
-// the tariff at the day's start.
-func splitDays(days []uint32, zone *time.Location, plan tariffs.Plan, direction string, ts []charges.Tariff) []uint32 {
-	pct := make(map[string]float64, len(ts))
-	for _, t := range ts {
-		pct[t.ID] = t.TaxPercent
-	}
-	var changes []int64
-	cc, nc := energyComponents(direction)
-	for _, comp := range []int{cc, nc} {
-		ss := plan.Sources[comp]
-		for i := 1; i < len(ss); i++ {
-			if pct[ss[i].Tariff.ID] != pct[ss[i-1].Tariff.ID] {
-				changes = append(changes, ss[i].From)
-			}
-		}
-	}
+// energy passes to a tariff of another tax_percentage (taxChanges): a contract changing
+// mid-day. Their energy is taxed by reading (splitEnergy), every other day's by the
+// tariff at the day's start.
+func splitDays(days []uint32, zone *time.Location, plan tariffs.Plan, direction string) []uint32 {
+	changes := taxChanges(plan, direction)
 	if len(changes) == 0 {
 		return nil
 	}
@@ -88,6 +75,41 @@ func splitDays(days []uint32, zone *time.Location, plan tariffs.Plan, direction 
 	return out
 }
 
+// taxChanges are the instants (Unix seconds) where a component of a direction's energy
+// passes from one tariff to another of a different tax_percentage.
+func taxChanges(plan tariffs.Plan, direction string) []int64 {
+	var out []int64
+	cc, nc := energyComponents(direction)
+	for _, comp := range []int{cc, nc} {
+		ss := plan.Sources[comp]
+		for i := 1; i < len(ss); i++ {
+			if taxOf(ss[i].Tariff) != taxOf(ss[i-1].Tariff) {
+				out = append(out, ss[i].From)
+			}
+		}
+	}
+	return out
+}
+
+// taxOf is a tariff's tax_percentage (0 when it has none).
+func taxOf(t *tariffs.Tariff) float64 {
+	if t.TaxPercentage == nil {
+		return 0
+	}
+	return *t.TaxPercentage
+}
+
+// oneTaxRate says the energy of a plan's direction is taxed at one rate per component
+// over [from, to), or from two days before (a local day's start): no tax change there.
+func oneTaxRate(plan tariffs.Plan, direction string, from, to time.Time) bool {
+	for _, x := range taxChanges(plan, direction) {
+		if x > from.Unix()-2*86400 && x < to.Unix() {
+			return false
+		}
+	}
+	return true
+}
+
 // dayAfter is the start (Unix seconds) of the local day of zone after the one starting at d.
 func dayAfter(d uint32, zone *time.Location) int64 {
 	t := time.Unix(int64(d), 0).In(zone)
@@ -97,7 +119,7 @@ func dayAfter(d uint32, zone *time.Location) int64 {
 // fleetSplitEnergy is splitEnergy for each location of a fleet answer over req's window,
 // from its days (byLoc), with splitParallel queries at once.
 func (c *Pricer) fleetSplitEnergy(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
-	plans map[string]tariffs.Plan, ts map[string][]charges.Tariff, byLoc map[string][]fleetSum) (map[string]splitMoney, error) {
+	plans map[string]tariffs.Plan, byLoc map[string][]fleetSum) (map[string]splitMoney, error) {
 	out := make(map[string]splitMoney)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -111,7 +133,7 @@ func (c *Pricer) fleetSplitEnergy(ctx context.Context, scope kwhouse.Scope, req 
 		for i, d := range days {
 			keys[i] = d.Key
 		}
-		split := splitDays(keys, zone, plans[id], req.Direction, ts[id])
+		split := splitDays(keys, zone, plans[id], req.Direction)
 		if len(split) == 0 {
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -113,7 +112,7 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	split, err := c.fleetSplitEnergy(ctx, scope, req, locs, plans, ts, dayLoc)
+	split, err := c.fleetSplitEnergy(ctx, scope, req, locs, plans, dayLoc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,31 +129,6 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		}
 	}
 	return out, bills, nil
-}
-
-// oneTaxRate says the energy of a plan's direction is taxed at one rate over [from, to):
-// every tariff pricing its components there (or up to two days before: a local day's
-// start) has the same tax_percentage.
-func oneTaxRate(plan tariffs.Plan, direction string, from, to time.Time) bool {
-	lo, hi := from.Unix()-2*86400, to.Unix()
-	first, rate := true, 0.0
-	cc, nc := energyComponents(direction)
-	for _, comp := range []int{cc, nc} {
-		for _, s := range plan.Sources[comp] {
-			if s.To <= lo || s.From >= hi {
-				continue
-			}
-			r := 0.0
-			if s.Tariff.TaxPercentage != nil {
-				r = *s.Tariff.TaxPercentage
-			}
-			if !first && r != rate {
-				return false
-			}
-			first, rate = false, r
-		}
-	}
-	return true
 }
 
 // locationBill sums a location's days (or sums already in the request's buckets) into the
