@@ -25,7 +25,7 @@ func newBill(req Request) *bill {
 // add puts x, charged by tariff id at instant at, into the top level (when top) and into
 // the bucket containing at (when inBucket).
 func (b *bill) add(at time.Time, id string, x Totals, top, inBucket bool) {
-	x.Tax = (x.Energy + x.Standing + x.Demand) * b.pct[id] / 100
+	x = b.taxed(id, x)
 	if top {
 		b.top = plus(b.top, x)
 	}
@@ -35,6 +35,27 @@ func (b *bill) add(at time.Time, id string, x Totals, top, inBucket bool) {
 	i := sort.Search(len(b.buckets), func(i int) bool { return b.buckets[i].End.After(at) })
 	if i < len(b.buckets) && !b.buckets[i].Start.After(at) {
 		b.each[i] = plus(b.each[i], x)
+	}
+}
+
+// taxed is x with the tax of tariff id on it.
+func (b *bill) taxed(id string, x Totals) Totals {
+	x.Tax = (x.Energy + x.Standing + x.Demand) * b.pct[id] / 100
+	return x
+}
+
+// addStanding puts t's standing charges over [from, to) into the top level and into the
+// buckets holding their days' starts: per bucket, the count of its days times the charge.
+func (b *bill) addStanding(t *Tariff, from, to time.Time) {
+	if t.Standing == 0 {
+		return
+	}
+	lo, hi := maxTime(from, t.From), minTime(to, t.To)
+	b.top = plus(b.top, b.taxed(t.ID, Totals{Standing: float64(dayStartsIn(t.Zone, lo, hi)) * t.Standing}))
+	for i, k := range b.buckets {
+		if n := dayStartsIn(t.Zone, maxTime(lo, k.Start), minTime(hi, k.End)); n > 0 {
+			b.each[i] = plus(b.each[i], b.taxed(t.ID, Totals{Standing: float64(n) * t.Standing}))
+		}
 	}
 }
 
@@ -58,22 +79,32 @@ func (b *bill) finish() (Totals, []Totals) {
 	return total(b.top), b.each
 }
 
-// standingDays lists the starts of t's local days that lie in its contract and in
-// [from, to), when it has a standing charge.
-func standingDays(t *Tariff, from, to time.Time) []time.Time {
-	if t.Standing == 0 {
-		return nil
+// dayStartsIn counts the local days of zone whose start lies in [lo, hi): the days a
+// standing charge is charged for (23- and 25-hour days are one day each).
+func dayStartsIn(zone *time.Location, lo, hi time.Time) int {
+	if !lo.Before(hi) {
+		return 0
 	}
-	lo, hi := maxTime(from, t.From), minTime(to, t.To)
-	var out []time.Time
-	l := lo.In(t.Zone)
-	d := time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, t.Zone)
-	for ; d.Before(hi); d = nextDay(d) {
-		if !d.Before(lo) {
-			out = append(out, d)
-		}
+	first := dayStart(lo, zone)
+	if first.Before(lo) {
+		first = nextDay(first)
 	}
-	return out
+	last := dayStart(hi.Add(-time.Nanosecond), zone) // the last day starting before hi
+	if last.Before(first) {
+		return 0
+	}
+	return int(civilDay(last)-civilDay(first)) + 1
+}
+
+// dayStart is the start of the local day of zone containing t.
+func dayStart(t time.Time, zone *time.Location) time.Time {
+	l := t.In(zone)
+	return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, zone)
+}
+
+// civilDay numbers the local date of a day start d (days since 1970-01-01).
+func civilDay(d time.Time) int64 {
+	return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC).Unix() / 86400
 }
 
 // nextDay is the start of the local day after the one starting at d (23, 24 or 25 hours on).

@@ -120,10 +120,7 @@ func Compute(req Request) (Totals, []Totals) {
 		b.add(e.At, e.TariffID, Totals{Energy: e.Money}, true, true)
 	}
 	for i := range req.Tariffs {
-		t := &req.Tariffs[i]
-		for _, d := range standingDays(t, req.From, req.To) {
-			b.add(d, t.ID, Totals{Standing: t.Standing}, true, true)
-		}
+		b.addStanding(&req.Tariffs[i], req.From, req.To)
 	}
 	for _, m := range DemandMonths(req.Tariffs, req.From, req.To, req.MonthBuckets) {
 		peaks := req.Peaks[m.PeakKey()]

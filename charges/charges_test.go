@@ -132,3 +132,27 @@ func TestCapacityFloorTariffChangeAndTax(t *testing.T) {
 	near(t, "Feb total", each[1].Total, aFeb*1.21+bFeb*1.06+1)
 	near(t, "top total", top.Total, janBase*1.21+aFeb*1.21+bFeb*1.06+1)
 }
+
+// dayStartsIn counts as walking the local days one by one does, over ranges starting and
+// ending at any hour, across DST changes and midnight-less days.
+func TestDayStartsInCountsLocalDays(t *testing.T) {
+	for _, name := range []string{"Australia/Sydney", "Europe/London", "America/Santiago", "Asia/Kolkata", "UTC"} {
+		z := zone(t, name)
+		base := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+		for a := 0; a < 24*70; a += 7 {
+			for span := 0; span < 24*70; span += 13 {
+				lo := base.Add(time.Duration(a) * time.Hour)
+				hi := lo.Add(time.Duration(span) * time.Hour)
+				want := 0
+				for d := dayStart(lo, z); d.Before(hi); d = nextDay(d) {
+					if !d.Before(lo) {
+						want++
+					}
+				}
+				if got := dayStartsIn(z, lo, hi); got != want {
+					t.Fatalf("%s [%v, %v): %d days, want %d", name, lo, hi, got, want)
+				}
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
@@ -136,5 +137,28 @@ func TestFleetBillPagedByID(t *testing.T) {
 			t.Errorf("row %d is %s, want %s", i, row.LocationID, locs[i])
 		}
 		row.Charges.check(t, row.LocationID, want[row.LocationID])
+	}
+}
+
+// A deleted location's kept demand peaks are deleted with it (a mutation, in the
+// background, as its priced buckets are).
+func TestBillDemandPeaksDeletedWithTheirLocation(t *testing.T) {
+	e := newBillEnv(t, "Europe/Brussels", "EUR")
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.3}),
+		"demand_charges": []any{map[string]any{"rate_per_kw": 4, "minimum_kw": 2.5}}})
+	e.reads(reading("2024-01-10T17:00:00Z", "2024-01-10T17:15:00Z", 1000))
+	e.bill("&aggregation=MONTH", "2023-12-31T23:00:00Z", "2024-01-31T23:00:00Z")
+	if _, n := e.keptPeaks(); n != 1 {
+		t.Fatalf("%d rows of kept peaks, want January's", n)
+	}
+	if r := e.do("DELETE", "/locations/"+e.loc, nil); r.Status != 202 {
+		t.Fatalf("delete location: %d %s", r.Status, r.Body)
+	}
+	n := uint64(1)
+	for deadline := time.Now().Add(20 * time.Second); n != 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		_, n = e.keptPeaks()
+	}
+	if n != 0 {
+		t.Fatalf("%d rows of kept demand peaks of the deleted location remain", n)
 	}
 }

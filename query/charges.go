@@ -72,14 +72,25 @@ func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) 
 }
 
 // add sets the charges of an interval answer (its items are out.Data, built from rows;
-// rows are local days, or records without aggregation).
-func (p *pendingCharges) add(a costArgs, req CostRequest, rows []costRow, out *EnergyCost) error {
+// rows are local days of zone, or records without aggregation).
+func (p *pendingCharges) add(ctx context.Context, c *Pricer, a costArgs, zone *time.Location, req CostRequest, rows []costRow, out *EnergyCost) error {
 	<-p.done
 	if p.err != nil {
 		return p.err
 	}
+	var split splitMoney
+	if a.daily {
+		days := make([]uint32, len(rows))
+		for i, r := range rows {
+			days[i] = r.Key
+		}
+		var err error
+		if split, err = c.splitEnergy(ctx, a, zone, splitDays(days, zone, a.plan, a.direction)); err != nil {
+			return err
+		}
+	}
 	creq := charges.Request{Tariffs: p.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Energy: energyByTariff(rows, a.plan, a.direction), Peaks: p.peaks}
+		Energy: energyByTariff(rows, a.plan, a.direction, split), Peaks: p.peaks}
 	if req.Aggregation != AggregationNone {
 		for _, it := range out.Data {
 			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: it.StartTime.Time(), End: it.EndTime.Time()})
@@ -93,23 +104,31 @@ func (p *pendingCharges) add(a costArgs, req CostRequest, rows []costRow, out *E
 	return nil
 }
 
-// energyByTariff is the energy money of rows by the tariff that prices it (energyAt).
-func energyByTariff(rows []costRow, plan tariffs.Plan, direction string) []charges.Energy {
+// energyByTariff is the energy money of rows by the tariff that prices it (energyAt),
+// the days of split by their readings (splitMoney.energy).
+func energyByTariff(rows []costRow, plan tariffs.Plan, direction string, split splitMoney) []charges.Energy {
 	out := make([]charges.Energy, 0, 2*len(rows))
 	for _, r := range rows {
-		out = append(out, energyAt(r.Key, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)...)
+		out = append(out, split.energy(r.Key, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)...)
 	}
 	return out
 }
 
-// energyAt splits the money of a row starting at key (a local day's start for days, a
-// record's start for records) into its commodity and non-commodity parts, each charged
-// by the tariff of that component at key, which taxes it.
-func energyAt(key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
-	cc, nc := tariffs.CompImportCommodity, tariffs.CompImportNonCommodity
+// energyComponents are the components of a direction's energy money: commodity and
+// non-commodity.
+func energyComponents(direction string) (cc, nc int) {
 	if direction == tariffs.Export {
-		cc = tariffs.CompExportCommodity
+		return tariffs.CompExportCommodity, tariffs.CompImportNonCommodity
 	}
+	return tariffs.CompImportCommodity, tariffs.CompImportNonCommodity
+}
+
+// energyAt splits the money of a row starting at key (a local day's start for days, a
+// reading's start for readings) into its commodity and non-commodity parts, each charged
+// by the tariff of that component at key, which taxes it. A day inside which a tariff
+// of another tax rate takes over is split into its readings instead (splitEnergy).
+func energyAt(key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
+	cc, nc := energyComponents(direction)
 	at := time.Unix(int64(key), 0)
 	return []charges.Energy{{At: at, TariffID: sourceAt(plan.Sources[cc], int64(key)), Money: com},
 		{At: at, TariffID: sourceAt(plan.Sources[nc], int64(key)), Money: non}}

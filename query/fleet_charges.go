@@ -45,27 +45,44 @@ func (c *Pricer) pricedRows(ctx context.Context, scope kwhouse.Scope, req FleetR
 	return rows, skipped, nil
 }
 
-// fleetCharges prices the fleet per local day (from priced buckets where kept), sums the
-// days into the request's buckets, and computes each location's charges over them: the
-// sums, and the charges by row key (group, date, currency). A tariff changing inside a
-// month taxes each day's energy by the tariff of that day, as POST /costs/interval does.
-// Demand peaks are kept per month while the month's readings are unchanged (demandPeaks),
-// so a reading that raises a month's peak counts at once.
+// fleetCharges prices the fleet and computes each location's charges over the request's
+// buckets: the sums, and the charges by row key (group, date, currency). A location whose
+// energy is taxed at one rate over the window is priced in the request's own buckets, as
+// without charges; one whose energy passes to a tariff of another tax rate is priced per
+// local day (from priced buckets where kept) and its days summed into the buckets, so that
+// each day's energy is taxed by the tariff of that day, and a day inside which it changes
+// by reading, as POST /costs/interval does. Demand peaks are kept per month while the
+// month's readings are unchanged (demandPeaks), so a reading that raises a month's peak
+// counts at once.
 func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]fleetSum, map[fleetKey]charges.Totals, error) {
 	daily := req
 	daily.Aggregation = AggregationDay
 	all := make([]string, 0, len(locs))
-	for id := range locs {
+	byDay, asked := map[string]catalog.Location{}, map[string]catalog.Location{}
+	for id, l := range locs {
 		all = append(all, id)
+		if !oneTaxRate(plans[id], req.Direction, req.Start, req.End) {
+			byDay[id] = l
+		} else {
+			asked[id] = l
+		}
 	}
-	// The days are priced while the charging tariffs and their demand peaks are read.
-	var days []fleetSum
+	// The buckets are priced while the charging tariffs and their demand peaks are read.
+	var days, sums []fleetSum
 	var ts map[string][]charges.Tariff
 	var peaks locationPeaks
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		days, err = c.fleetSums(gctx, scope, daily, locs, plans)
+		if len(asked) > 0 {
+			sums, err = c.fleetSums(gctx, scope, req, asked, plans)
+		}
+		return err
+	})
+	g.Go(func() (err error) {
+		if len(byDay) > 0 {
+			days, err = c.fleetSums(gctx, scope, daily, byDay, plans)
+		}
 		return err
 	})
 	g.Go(func() (err error) {
@@ -82,34 +99,43 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
-	byLoc := map[string][]fleetSum{}
+	byLoc, dayLoc := map[string][]fleetSum{}, map[string][]fleetSum{}
+	for _, d := range sums {
+		byLoc[d.Loc] = append(byLoc[d.Loc], d)
+	}
 	for _, d := range days {
 		byLoc[d.Loc] = append(byLoc[d.Loc], d)
+		dayLoc[d.Loc] = append(dayLoc[d.Loc], d)
 	}
 	ids := make([]string, 0, len(byLoc))
 	for id := range byLoc {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	split, err := c.fleetSplitEnergy(ctx, scope, req, locs, plans, dayLoc)
+	if err != nil {
+		return nil, nil, err
+	}
 	bills := map[fleetKey]charges.Totals{}
-	var sums []fleetSum
+	var out []fleetSum
 	for _, id := range ids {
-		rolled, lb, err := locationBill(req, locs[id], plans[id], ts[id], peaks[id], byLoc[id])
+		rolled, lb, err := locationBill(req, locs[id], plans[id], ts[id], peaks[id], byLoc[id], split[id])
 		if err != nil {
 			return nil, nil, err
 		}
-		sums = append(sums, rolled...)
+		out = append(out, rolled...)
 		for k, t := range lb {
 			bills[k] = addTotals(bills[k], t)
 		}
 	}
-	return sums, bills, nil
+	return out, bills, nil
 }
 
-// locationBill sums a location's days into the request's buckets and returns them with
-// their charges under each row's key.
+// locationBill sums a location's days (or sums already in the request's buckets) into the
+// request's buckets and returns them with their charges under each row's key; split holds
+// the energy of its split days by reading (fleetSplitEnergy).
 func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
-	peaks map[charges.PeakKey][]float64, days []fleetSum) ([]fleetSum, map[fleetKey]charges.Totals, error) {
+	peaks map[charges.PeakKey][]float64, days []fleetSum, split splitMoney) ([]fleetSum, map[fleetKey]charges.Totals, error) {
 	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
 		return nil, nil, fmt.Errorf("zone of %s: %w", loc.ID, err)
@@ -127,7 +153,7 @@ func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts 
 		}
 	}
 	for _, d := range days {
-		creq.Energy = append(creq.Energy, energyAt(d.Key, d.MoneyCom, d.MoneyNon, plan, req.Direction)...)
+		creq.Energy = append(creq.Energy, split.energy(d.Key, d.MoneyCom, d.MoneyNon, plan, req.Direction)...)
 	}
 	top, each := charges.Compute(creq)
 	group := loc.ID

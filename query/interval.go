@@ -244,7 +244,7 @@ func (c *Pricer) Interval(ctx context.Context, scope kwhouse.Scope, req CostRequ
 	out.Data = items(rows, req, zone)
 	out.total(rows, req.CostFlags)
 	if req.IncludeCharges {
-		if err := bill.add(args, req, rows, &out); err != nil {
+		if err := bill.add(ctx, c, args, zone, req, rows, &out); err != nil {
 			return EnergyCost{}, err
 		}
 	}

@@ -19,7 +19,14 @@ import (
 var (
 	insertPriceChangesStmt = chstore.Register("tariffs.price_changes",
 		"INSERT INTO price_changes (account_id, live_mode, location_id, day, n, version) VALUES")
-	dropBucketsStmt = chstore.Register("tariffs.drop_buckets", "ALTER TABLE priced_buckets DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")
+	// A deleted location's kept sums: its priced buckets and demand peaks (deleteKept).
+	dropKeptStmts = []struct {
+		table string
+		stmt  chstore.Statement
+	}{
+		{"priced_buckets", chstore.Register("tariffs.drop_buckets", "ALTER TABLE priced_buckets DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")},
+		{"demand_peaks", chstore.Register("tariffs.drop_demand_peaks", "ALTER TABLE demand_peaks DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")},
+	}
 )
 
 // everyDate is the date of a price change that touches every date.
@@ -80,31 +87,37 @@ func (s *Service) followers(ctx context.Context, scope kwhouse.Scope, market str
 }
 
 // dropBuckets marks a deleted location's prices changed everywhere, so that none of its
-// priced buckets is served again, and then deletes them in the background: a mutation,
-// which on a cluster is DDL that waits for every node (distributed_ddl_task_timeout, 180 s
-// with a node down), so the location's delete does not wait for it. A process that stops
-// first leaves the buckets marked stale, never served (the location is gone).
+// priced buckets is served again, and then deletes them and its kept demand peaks (which
+// no tariff of it can ask for again: their keys name its deleted tariffs) in the
+// background: mutations, which on a cluster are DDL that waits for every node
+// (distributed_ddl_task_timeout, 180 s with a node down), so the location's delete does
+// not wait for them. A process that stops first leaves the buckets marked stale, never
+// served, and the peaks unread (the location is gone).
 func (s *Service) dropBuckets(ctx context.Context, scope kwhouse.Scope, location string) error {
 	if err := s.markLocations(ctx, scope, location); err != nil {
 		return err
 	}
-	go s.deleteBuckets(context.WithoutCancel(ctx), scope, location)
+	go s.deleteKept(context.WithoutCancel(ctx), scope, location)
 	return nil
 }
 
-// bucketDeleteTimeout bounds the background delete of a location's buckets.
+// bucketDeleteTimeout bounds the background delete of a location's buckets and peaks.
 const bucketDeleteTimeout = 5 * time.Minute
 
-func (s *Service) deleteBuckets(ctx context.Context, scope kwhouse.Scope, location string) {
+// deleteKept deletes a deleted location's priced buckets and demand peaks, one table
+// after the other.
+func (s *Service) deleteKept(ctx context.Context, scope kwhouse.Scope, location string) {
 	ctx, cancel := context.WithTimeout(ctx, bucketDeleteTimeout)
 	defer cancel()
-	st := dropBucketsStmt
-	if s.db.Cluster != "" { // a mutation runs on each shard's table, not the Distributed one
-		st = st.With("ALTER TABLE priced_buckets_local " + s.db.OnCluster() + " DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")
-	}
-	if err := s.db.Exec(ctx, st, scope.AccountID, scope.LiveByte(), location); err != nil {
-		slog.Warn("delete the priced buckets of a deleted location (they stay marked stale)",
-			"location", location, "err", err)
+	for _, d := range dropKeptStmts {
+		st := d.stmt
+		if s.db.Cluster != "" { // a mutation runs on each shard's table, not the Distributed one
+			st = st.With("ALTER TABLE " + d.table + "_local " + s.db.OnCluster() + " DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")
+		}
+		if err := s.db.Exec(ctx, st, scope.AccountID, scope.LiveByte(), location); err != nil {
+			slog.Warn("delete the kept sums of a deleted location (buckets stay marked stale, peaks unread)",
+				"location", location, "table", d.table, "err", err)
+		}
 	}
 }
 

@@ -1,0 +1,70 @@
+package httpapi_test
+
+import (
+	"testing"
+)
+
+// A contract that changes at noon (Brussels) on 15 January 2024: tariff A (0.30/kWh,
+// 0.20/day, 20% tax) until 11:00Z, tariff B (0.25/kWh, 0.50/day, 5% tax) from then. On
+// the 15th, 2 kWh at 09:00 local are A's and 4 kWh at 15:00 local B's: each tariff taxes
+// the energy it priced. The day's standing charge is A's (the day starts in A's
+// contract); B charges from the 16th (1 kWh at 10:00).
+func TestBillContractChangingMidDayTaxesEachPartByItsTariff(t *testing.T) {
+	e := newBillEnv(t, "Europe/Brussels", "EUR")
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.3}), "standing_charge": 0.2, "tax_percentage": 20,
+		"contract_start_date": "2023-01-01T00:00:00Z", "contract_end_date": "2024-01-15T11:00:00Z"})
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.25}), "standing_charge": 0.5, "tax_percentage": 5,
+		"contract_start_date": "2024-01-15T11:00:00Z"})
+	e.reads(reading("2024-01-15T08:00:00Z", "2024-01-15T09:00:00Z", 2000), // A: 0.6
+		reading("2024-01-15T14:00:00Z", "2024-01-15T15:00:00Z", 4000), // B: 1.0
+		reading("2024-01-16T09:00:00Z", "2024-01-16T10:00:00Z", 1000)) // B: 0.25
+	// 15th: 0.6 × 20% + 1.0 × 5% + 0.2 × 20% = 0.21; 16th: (0.25 + 0.5) × 5% = 0.0375.
+	d15 := billCharges{1.6, 0.2, 0, 0.21, 2.01}
+	d16 := billCharges{0.25, 0.5, 0, 0.0375, 0.7875}
+	both := billCharges{1.85, 0.7, 0, 0.2475, 2.7975}
+	const from, to = "2024-01-14T23:00:00Z", "2024-01-16T23:00:00Z"
+
+	days := e.bill("&aggregation=DAY", from, to)
+	if len(days.Data) != 2 {
+		t.Fatalf("days %+v", days.Data)
+	}
+	days.Data[0].Charges.check(t, "interval, 15th", d15)
+	days.Data[1].Charges.check(t, "interval, 16th", d16)
+	days.Charges.check(t, "interval, both days", both)
+	months := e.bill("&aggregation=MONTH", from, to)
+	if len(months.Data) != 1 {
+		t.Fatalf("months %+v", months.Data)
+	}
+	months.Data[0].Charges.check(t, "interval, January", both)
+	months.Charges.check(t, "interval, MONTH top level", both)
+	// Without aggregation each reading is taxed by its tariff too.
+	e.bill("", from, to).Charges.check(t, "interval, readings", both)
+
+	fleet := func(agg string) map[string]fleetBillRow {
+		r := e.do("POST", "/costs/fleet", map[string]any{"start_time": from, "end_time": to, "aggregation": agg,
+			"group_by": "location", "include_charges": true})
+		if r.Status != 200 {
+			t.Fatalf("fleet %s: %d %s", agg, r.Status, r.Body)
+		}
+		var b struct{ Data []fleetBillRow }
+		r.JSON(t, &b)
+		out := map[string]fleetBillRow{}
+		for _, row := range b.Data {
+			out[row.Date] = row
+		}
+		return out
+	}
+	fd := fleet("DAY")
+	if len(fd) != 2 {
+		t.Fatalf("fleet days %+v", fd)
+	}
+	fd["2024-01-15"].Charges.check(t, "fleet, 15th", d15)
+	fd["2024-01-16"].Charges.check(t, "fleet, 16th", d16)
+	fm := fleet("MONTH")
+	if len(fm) != 1 {
+		t.Fatalf("fleet months %+v", fm)
+	}
+	for _, row := range fm {
+		row.Charges.check(t, "fleet, January", both)
+	}
+}
