@@ -13,6 +13,7 @@ import (
 	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/docstore"
 	"github.com/kwhouse/kwhouse/schedules"
+	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
@@ -84,7 +85,7 @@ func TestScheduleWorkDoesNotGrowWithStoredSchedules(t *testing.T) {
 	if !slices.Equal(gets, []string{"docstore.get"}) {
 		t.Errorf("GET /schedules/{id} with the cache down ran %v, want one keyed read", gets)
 	}
-	if e.api.App.DB.OnCluster() == "" { // a cluster's query_log is per node
+	if e.api.App.DB.OnCluster() == "" && !testkit.Embedded() { // a cluster's query_log is per node; chDB keeps none
 		rows := e.readRowsOf(id)
 		t.Logf("GET /schedules/{id} read %d rows of documents", rows)
 		if rows > 1024 {
@@ -115,8 +116,15 @@ func (e *costEnv) storeSchedules(n int) []string {
 		docs[i] = docstore.Doc{Kind: schedules.KindSchedule, ID: ids[i], Scope: scope, CreatedUS: time.Now().UnixMicro(),
 			Fields: docstore.Fields{LocationID: e.loc}, Body: b}
 	}
-	if err := e.api.App.Catalog.Docs().Write(context.Background(), docs...); err != nil {
-		e.t.Fatalf("store %d schedules: %v", n, err)
+	// In writes of 250, as requests would write them: one write of 5,000 sends 5,000 keys to
+	// the cache in one pipeline, which the embedded Redis does not answer within
+	// redis.timeout (docs/operations.md), so the cache counts as down and its keys pending.
+	for len(docs) > 0 {
+		k := min(len(docs), 250)
+		if err := e.api.App.Catalog.Docs().Write(context.Background(), docs[:k]...); err != nil {
+			e.t.Fatalf("store %d schedules: %v", n, err)
+		}
+		docs = docs[k:]
 	}
 	return ids
 }
