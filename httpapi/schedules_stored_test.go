@@ -116,9 +116,9 @@ func (e *costEnv) storeSchedules(n int) []string {
 		docs[i] = docstore.Doc{Kind: schedules.KindSchedule, ID: ids[i], Scope: scope, CreatedUS: time.Now().UnixMicro(),
 			Fields: docstore.Fields{LocationID: e.loc}, Body: b}
 	}
-	// In writes of 250, as requests would write them: one write of 5,000 sends 5,000 keys to
-	// the cache in one pipeline, which the embedded Redis does not answer within
-	// redis.timeout (docs/operations.md), so the cache counts as down and its keys pending.
+	// In writes of 250, as requests would write them. In embedded mode, after one write of
+	// 5,000 documents every later POST /schedules read its inputs again, as if uncached;
+	// writes of 250 do not do that (its cause is not yet known).
 	for len(docs) > 0 {
 		k := min(len(docs), 250)
 		if err := e.api.App.Catalog.Docs().Write(context.Background(), docs[:k]...); err != nil {
