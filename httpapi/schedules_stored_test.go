@@ -116,9 +116,9 @@ func (e *costEnv) storeSchedules(n int) []string {
 		docs[i] = docstore.Doc{Kind: schedules.KindSchedule, ID: ids[i], Scope: scope, CreatedUS: time.Now().UnixMicro(),
 			Fields: docstore.Fields{LocationID: e.loc}, Body: b}
 	}
-	// In writes of 250, as requests would write them. In embedded mode, after one write of
-	// 5,000 documents every later POST /schedules read its inputs again, as if uncached;
-	// writes of 250 do not do that (its cause is not yet known).
+	// In writes of 250, as requests would write them: in embedded mode the cache's pipeline
+	// of one write's 5,000 documents outlasts redis.timeout (docs/operations.md), so the
+	// cache counts as down for its backoff and the next requests read ClickHouse.
 	for len(docs) > 0 {
 		k := min(len(docs), 250)
 		if err := e.api.App.Catalog.Docs().Write(context.Background(), docs[:k]...); err != nil {
