@@ -380,24 +380,24 @@ func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
 		f.readings(loc, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC), 25*24+23, 1000)
 	}
 	f.prices(time.Date(2024, 3, 7, 0, 0, 0, 0, time.UTC), time.Date(2024, 4, 2, 0, 0, 0, 0, time.UTC), 0.1)
-	year := func() map[string]monthRow {
+	year := func() map[string]bucketRow {
 		t.Helper()
 		r := f.do("POST", "/costs/fleet", map[string]any{"start_time": "2024-01-01T00:00:00Z",
 			"end_time": "2025-01-01T00:00:00Z", "aggregation": "MONTH"})
 		if r.Status != 200 {
 			t.Fatalf("fleet: %d %s", r.Status, r.Body)
 		}
-		var out struct{ Data []monthRow }
+		var out struct{ Data []bucketRow }
 		if err := json.Unmarshal(r.Body, &out); err != nil {
 			t.Fatal(err)
 		}
-		rows := map[string]monthRow{}
+		rows := map[string]bucketRow{}
 		for _, row := range out.Data {
 			rows[row.LocationID+" "+row.Date] = row
 		}
 		return rows
 	}
-	check := func(what string, rows map[string]monthRow, aMarch float64) {
+	check := func(what string, rows map[string]bucketRow, aMarch float64) {
 		t.Helper()
 		want := map[string][2]float64{f.a + " 2024-03": {aMarch, aMarch / 1000 * 0.12}, f.b + " 2024-03": {743000, 743 * 0.25}}
 		if len(rows) != len(want) {
@@ -433,15 +433,4 @@ func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
 	if got := f.priced() - p0; got != 0 {
 		t.Errorf("asked again after March 3 was priced again: %d buckets priced, want none", got)
 	}
-}
-
-type monthRow struct {
-	LocationID string `json:"location_id"`
-	Date       string `json:"date"`
-	Energy     struct {
-		ValueExact float64 `json:"value_exact"`
-	} `json:"energy"`
-	Tariff struct {
-		Value float64 `json:"value"`
-	} `json:"tariff"`
 }

@@ -18,12 +18,7 @@ import (
 // quarter hour, a demand charge of 3.
 func TestBucketPricerKeepsDemandPeaks(t *testing.T) {
 	now := func() time.Time { return time.Date(2024, 3, 6, 12, 0, 0, 0, time.UTC) }
-	var measured atomic.Int64
-	api := apitest.Start(t, apitest.Options{Now: now, Observe: func(st chstore.Statement) {
-		if st.Name == "query.demand_readings" {
-			measured.Add(1)
-		}
-	}})
+	api, measured := startCountingDemandReads(t, now)
 	acc := api.NewAccount("peaks")
 	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test())}
 	loc := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}}),
@@ -60,12 +55,7 @@ func TestBucketPricerKeepsDemandPeaks(t *testing.T) {
 // bills the new 5 kW peak (a demand charge of 15), from the peaks the pass kept.
 func TestDemandPeaksCountTheirMonthsDatesInTheirZone(t *testing.T) {
 	now := func() time.Time { return time.Date(2024, 4, 1, 12, 0, 0, 0, time.UTC) }
-	var measured atomic.Int64
-	api := apitest.Start(t, apitest.Options{Now: now, Observe: func(st chstore.Statement) {
-		if st.Name == "query.demand_readings" {
-			measured.Add(1)
-		}
-	}})
+	api, measured := startCountingDemandReads(t, now)
 	acc := api.NewAccount("zones")
 	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test())}
 	tariff := map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}}),
@@ -112,4 +102,16 @@ func TestDemandPeaksCountTheirMonthsDatesInTheirZone(t *testing.T) {
 	if n := measured.Load() - before; n != 0 {
 		t.Errorf("the bills measured demand peaks %d time(s) after a background pass kept them", n)
 	}
+}
+
+// startCountingDemandReads starts the API at now, counting the statements that read
+// readings to measure demand peaks.
+func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API, *atomic.Int64) {
+	measured := &atomic.Int64{}
+	api := apitest.Start(t, apitest.Options{Now: now, Observe: func(st chstore.Statement) {
+		if st.Name == "query.demand_readings" {
+			measured.Add(1)
+		}
+	}})
+	return api, measured
 }
