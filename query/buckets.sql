@@ -9,11 +9,7 @@ SELECT location_id, device_id, toUInt32(day) AS day_number, toUInt8(zone = @tz A
     toUInt32(day_start) AS day_start, empty,
     n_import, n_export, energy_wh, money, money_commodity, money_non_commodity, confidence, readings_seen, prices_seen, version
 FROM priced_buckets
-WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
-    AND (device_id != '') = @devices AND direction = @dir
-    AND day >= toDate(@d0) AND day <= toDate(@d1)
-    AND span_from = transform(toUInt32(day), @span_days, @span_from, toUInt32(0))
-    AND span_to = transform(toUInt32(day), @span_days, @span_to, toUInt32(0))
+{{template "batch_buckets"}}
 {{end}}
 
 {{define "bucket_counts"}}
@@ -110,10 +106,16 @@ SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, co
     sum(money_commodity) AS money_commodity, sum(money_non_commodity) AS money_non_commodity,
     minIf(confidence, empty = 0) AS confidence, sum(n_import) AS n_import, sum(n_export) AS n_export
 FROM priced_buckets
+{{template "batch_buckets"}}
+GROUP BY location_id, device_id, month_number
+{{end}}
+
+{{define "batch_buckets"}}
+{{- /* The priced buckets of a batch (bucket_stored, bucket_months): its locations (the
+external table _locs), direction and local days [@d0, @d1], each day's whole bucket or, on a
+window's partial first or last day, that part's (its bounds by day number: @span_days). */ -}}
 WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
     AND (device_id != '') = @devices AND direction = @dir
     AND day >= toDate(@d0) AND day <= toDate(@d1)
     AND span_from = transform(toUInt32(day), @span_days, @span_from, toUInt32(0))
-    AND span_to = transform(toUInt32(day), @span_days, @span_to, toUInt32(0))
-GROUP BY location_id, device_id, month_number
-{{end}}
+    AND span_to = transform(toUInt32(day), @span_days, @span_to, toUInt32(0)){{end}}
