@@ -8,6 +8,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
+	"golang.org/x/sync/errgroup"
 )
 
 var (
@@ -26,43 +27,44 @@ type monthKey struct {
 // monthRow is a row of bucket_months (buckets.sql): an object's latest buckets of a local
 // month summed.
 type monthRow struct {
-	key                      monthKey
-	days, served             uint64 // rows (one a day unless a bucket has two versions), non-empty rows
-	mask                     uint64 // bit n: day n of the month has a bucket
-	sameKind                 uint8
-	readingsSeen, pricesSeen uint64
+	key          monthKey
+	days, served uint64 // rows (one a day unless a bucket has two versions), non-empty rows
+	mask         uint64 // bit n: day n of the month has a bucket
+	sameKind     uint8
+	// The counts each row was priced under, by day of the month (dom[i]).
+	dom                      []uint8
+	readingsSeen, pricesSeen []uint64
 	sum                      fleetSum
 }
 
 // monthCounts are the rows of count_months (buckets.sql): the change counts of each
-// object's (readings) or location's (dated prices) days summed per local month, and each
-// location's price changes of every date.
+// object's (readings) or location's (dated prices) days per local month, by day of the
+// month, and each location's price changes of every date.
 type monthCounts struct {
-	readings map[monthKey]uint64
-	dated    map[monthKey]*[32]uint64 // by day of the month; objKey.dev is ""
+	readings map[monthKey]*[32]uint64
+	dated    map[monthKey]*[32]uint64 // objKey.dev is ""
 	every    map[string]uint64
 }
 
 // wholeMonths serves a batch's local months of a run whose every priced bucket is valid
-// from sums made in ClickHouse, without reading their days: a month (within the run) is
-// valid as a whole when it holds one version of each bucket, all priced in the batch's
-// zone and tiering, and the counts they were priced under add up to the counts their
-// days depend on now.
-// The counts are read after the buckets, and counts only grow, so no bucket was priced
-// under more than its counts now: equal sums mean every day's are equal, which is the
-// per-day rule of bucket_states.go on every day at once (a day with readings and no bucket
-// leaves the sum of counts above the buckets'). It returns the valid months' sums (keyed
-// by a local midnight of their month) and the months that must be made day by day.
+// from sums made in ClickHouse, without reading their days' money: a month (within the
+// run) is valid as a whole when it holds one version of each bucket, all priced in the
+// batch's zone and tiering, each under exactly the counts its day depends on now, and no
+// day without a bucket has readings counted — the per-day rule of bucket_states.go on
+// every day, with only each day's counts moved. Nothing is assumed of the order of the
+// two reads or of the replicas that answer them (docs/costs.md, "MONTH and NONE
+// answers"). It returns the valid months' sums (keyed by a local midnight of their month)
+// and the months that must be made day by day.
 func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
 	zone *time.Location, run dayRun) ([]fleetSum, map[monthKey]bool, error) {
 	args := stateArgs(scope, daily, b, run)
 	ctx = withLocs(ctx, b)
-	months, err := c.bucketMonths(ctx, args, len(b.ids)*13)
-	if err != nil {
-		return nil, nil, err
-	}
-	counts, err := c.countMonths(ctx, args)
-	if err != nil {
+	var months []monthRow
+	var counts monthCounts
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { months, err = c.bucketMonths(gctx, args, len(b.ids)*13); return err })
+	g.Go(func() (err error) { counts, err = c.countMonths(gctx, args); return err })
+	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
 	d0 := dayNumber(run.first)
@@ -91,21 +93,33 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 }
 
 // valid says whether every day of m's month within the run is served as stored: one
-// version a day (rows, days), all of the same kind, counts now equal to the ones priced
-// under (price changes summed over the days that have a bucket).
+// version a day (rows, days), all of the same kind, each bucket's counts equal to its
+// day's now, and no reading counted on a day without a bucket.
 func (m monthRow) valid(counts monthCounts) bool {
-	if uint64(bits.OnesCount64(m.mask)) != m.days || m.sameKind != 1 || m.readingsSeen != counts.readings[m.key] {
+	if uint64(bits.OnesCount64(m.mask)) != m.days || m.sameKind != 1 {
 		return false
 	}
-	prices := counts.every[m.key.obj.loc] * m.days
-	if dated := counts.dated[monthKey{objKey{loc: m.key.obj.loc}, m.key.month}]; dated != nil {
-		for d := range dated {
-			if m.mask&(1<<d) != 0 {
-				prices += dated[d]
-			}
+	readings := counts.readings[m.key]
+	if readings == nil {
+		readings = &[32]uint64{}
+	}
+	for d, n := range readings {
+		if n != 0 && m.mask&(1<<d) == 0 {
+			return false
 		}
 	}
-	return m.pricesSeen == prices
+	dated := counts.dated[monthKey{objKey{loc: m.key.obj.loc}, m.key.month}]
+	every := counts.every[m.key.obj.loc]
+	for i, d := range m.dom {
+		prices := every
+		if dated != nil {
+			prices += dated[d%32]
+		}
+		if m.readingsSeen[i] != readings[d%32] || m.pricesSeen[i] != prices {
+			return false
+		}
+	}
+	return true
 }
 
 // addDays adds counts by day of the month (days[i], counts[i]) to a, made when nil.
@@ -148,7 +162,7 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 	for rows.Next() {
 		var m monthRow
 		s := &m.sum
-		if err := rows.Scan(&m.key.obj.loc, &m.key.obj.dev, &m.key.month, &m.days, &m.sameKind, &m.readingsSeen,
+		if err := rows.Scan(&m.key.obj.loc, &m.key.obj.dev, &m.key.month, &m.days, &m.sameKind, &m.dom, &m.readingsSeen,
 			&m.pricesSeen, &m.mask, &m.served, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
 			&s.NImport, &s.NExport); err != nil {
 			return nil, fmt.Errorf("scan priced buckets by month: %w", err)
@@ -161,7 +175,7 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 
 // countMonths reads count_months.
 func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, error) {
-	out := monthCounts{readings: map[monthKey]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{}}
+	out := monthCounts{readings: map[monthKey]*[32]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{}}
 	rows, err := c.db.Query(ctx, countMonthsStmt.With(countMonthsSQL), args...)
 	if err != nil {
 		return out, fmt.Errorf("change counts by month: %w", err)
@@ -182,7 +196,7 @@ func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, erro
 		case 1:
 			out.dated[k] = addDays(out.dated[k], days, dayCounts)
 		default:
-			out.readings[k] += n
+			out.readings[k] = addDays(out.readings[k], days, dayCounts)
 		}
 	}
 	return out, rows.Err()

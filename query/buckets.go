@@ -97,14 +97,7 @@ func (c *Pricer) bucketSums(ctx context.Context, scope kwhouse.Scope, req FleetR
 	if req.Aggregation == AggregationDay {
 		return c.keptDays(ctx, scope, daily, b, plans, zone, run)
 	}
-	// Whole months need counts that never go down between two reads; on a cluster two
-	// reads may be answered by replicas of a shard that lag each other.
-	var sums []fleetSum
-	if c.db.Cluster == "" {
-		sums, err = c.monthDays(ctx, scope, daily, b, plans, zone, run)
-	} else {
-		sums, err = c.keptDays(ctx, scope, daily, b, plans, zone, run)
-	}
+	sums, err := c.monthDays(ctx, scope, daily, b, plans, zone, run)
 	if err != nil {
 		return nil, err
 	}

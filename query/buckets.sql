@@ -59,19 +59,17 @@ WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT loc
 {{end}}
 
 {{define "count_months"}}
--- The change counts of one zone's locations (or devices) summed over the local days of
--- each local month within [@d0, @d1] they reach (count_ranges): a run of days counts once
--- a day it covers (a run reaches at most two months). Dated price changes (kind 1) also
--- per day of the month (days, day_counts), so that they can be summed over the
--- days that have a bucket. Kind 2 (every date) is summed once, under month 0. Read after
--- bucket_months: counts only grow (bucket_months.go).
+-- The change counts of one zone's locations (or devices) per local month within
+-- [@d0, @d1], by day of the month of the days they reach (count_ranges; a run reaches at
+-- most two months): days, day_counts (summed per day), compared with each day's bucket
+-- (bucket_months.go). Kind 2 (every date) is summed once, under month 0 (n).
 SELECT kind, location_id, device_id, toUInt32(month) AS month_number,
     toUInt64(sum(n * if(kind = 2, 1, toUInt32(least(b1, addDays(addMonths(month, 1), -1)))
         - toUInt32(greatest(a1, month)) + 1))) AS n,
     tupleElement(sumMap(dom, dom_n), 1) AS days, tupleElement(sumMap(dom, dom_n), 2) AS day_counts
 FROM (
     SELECT kind, location_id, device_id, n, a1, b1, month,
-        arrayMap(i -> toUInt8(toDayOfMonth(greatest(a1, month)) + i), range(if(kind = 1,
+        arrayMap(i -> toUInt8(toDayOfMonth(greatest(a1, month)) + i), range(if(kind != 2,
             toUInt32(toUInt32(least(b1, addDays(addMonths(month, 1), -1))) - toUInt32(greatest(a1, month)) + 1),
             toUInt32(0)))) AS dom,
         arrayMap(i -> n, dom) AS dom_n
@@ -94,14 +92,15 @@ GROUP BY kind, location_id, device_id, month_number
 -- The stored priced buckets of each local day of [@d0, @d1] of one zone's locations (or
 -- devices), summed per local month (docs/costs.md, "Priced buckets"): how many rows and
 -- which days (day_mask: bit n for day n), the least of "priced in the batch's zone,
--- tiered as the batch is", the counts they were priced under, and their money (an empty
--- bucket's is 0). A bucket written again leaves its older version until a merge: a month
+-- tiered as the batch is", the counts each row was priced under (by day of the month:
+-- dom, readings_seen, prices_seen, in one order), and their money (an empty bucket's is 0). A bucket written again leaves its older version until a merge: a month
 -- with more rows than days is not summed here (the reader takes it day by day, latest
 -- version first). A window that starts or ends inside a local day reads that part's
 -- bucket (as bucket_stored). The batch's locations come as the external table _locs.
 SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, count() AS days,
-    min(toUInt8(zone = @tz AND tiered = @chained)) AS same_kind, sum(readings_seen) AS readings_seen,
-    sum(prices_seen) AS prices_seen, groupBitOr(bitShiftLeft(toUInt64(1), toDayOfMonth(day))) AS day_mask,
+    min(toUInt8(zone = @tz AND tiered = @chained)) AS same_kind, groupArray(toUInt8(toDayOfMonth(day))) AS dom,
+    groupArray(readings_seen) AS readings_seen, groupArray(prices_seen) AS prices_seen,
+    groupBitOr(bitShiftLeft(toUInt64(1), toDayOfMonth(day))) AS day_mask,
     countIf(empty = 0) AS served, sum(energy_wh) AS energy_wh, sum(money) AS money,
     sum(money_commodity) AS money_commodity, sum(money_non_commodity) AS money_non_commodity,
     minIf(confidence, empty = 0) AS confidence, sum(n_import) AS n_import, sum(n_export) AS n_export

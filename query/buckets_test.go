@@ -412,9 +412,7 @@ func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
 	check("first answer", year(), 743000)
 	seen.take()
 	check("asked again", year(), 743000)
-	// On a cluster months are made day by day (docs/costs.md, "MONTH and NONE answers").
-	whole := f.api.App.DB.Cluster == ""
-	if n := seen.take(); whole && (n["query.bucket_stored"] != 0 || n["query.bucket_counts"] != 0 || n["query.bucket_months"] == 0) {
+	if n := seen.take(); (n["query.bucket_stored"] != 0 || n["query.bucket_counts"] != 0 || n["query.bucket_months"] == 0) {
 		t.Errorf("asked again: %v, want the months summed in ClickHouse and no day read", n)
 	}
 
@@ -424,7 +422,7 @@ func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
 	if got := f.priced() - p0; got != 1 {
 		t.Errorf("a new reading of March 3 priced %d buckets, want that day's 1", got)
 	}
-	if n := seen.take(); whole && n["query.bucket_stored"] != 1 {
+	if n := seen.take(); n["query.bucket_stored"] != 1 {
 		t.Errorf("after a new reading of March 3: %v, want one read of days (A's March)", n)
 	}
 	// March 3 of A is stored twice until a merge: its month is served day by day, the latest version.

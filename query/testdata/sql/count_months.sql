@@ -1,16 +1,14 @@
--- The change counts of one zone's locations (or devices) summed over the local days of
--- each local month within [@d0, @d1] they reach (count_ranges): a run of days counts once
--- a day it covers (a run reaches at most two months). Dated price changes (kind 1) also
--- per day of the month (days, day_counts), so that they can be summed over the
--- days that have a bucket. Kind 2 (every date) is summed once, under month 0. Read after
--- bucket_months: counts only grow (bucket_months.go).
+-- The change counts of one zone's locations (or devices) per local month within
+-- [@d0, @d1], by day of the month of the days they reach (count_ranges; a run reaches at
+-- most two months): days, day_counts (summed per day), compared with each day's bucket
+-- (bucket_months.go). Kind 2 (every date) is summed once, under month 0 (n).
 SELECT kind, location_id, device_id, toUInt32(month) AS month_number,
     toUInt64(sum(n * if(kind = 2, 1, toUInt32(least(b1, addDays(addMonths(month, 1), -1)))
         - toUInt32(greatest(a1, month)) + 1))) AS n,
     tupleElement(sumMap(dom, dom_n), 1) AS days, tupleElement(sumMap(dom, dom_n), 2) AS day_counts
 FROM (
     SELECT kind, location_id, device_id, n, a1, b1, month,
-        arrayMap(i -> toUInt8(toDayOfMonth(greatest(a1, month)) + i), range(if(kind = 1,
+        arrayMap(i -> toUInt8(toDayOfMonth(greatest(a1, month)) + i), range(if(kind != 2,
             toUInt32(toUInt32(least(b1, addDays(addMonths(month, 1), -1))) - toUInt32(greatest(a1, month)) + 1),
             toUInt32(0)))) AS dom,
         arrayMap(i -> n, dom) AS dom_n
