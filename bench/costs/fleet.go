@@ -99,7 +99,6 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 // timeFleet times n requests of shape s at base and reports them against the floor.
 func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s fleetShape, n int, name string, flat []time.Duration,
 	timeout time.Duration) error {
-	since := time.Now()
 	var before func(i int) error
 	if s.elsewhere {
 		before = func(i int) error { return writeElsewhere(ctx, a, s.window[0], i) }
@@ -123,17 +122,21 @@ func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s flee
 			}
 		}()
 	}
-	lat, rows, err := measureFleet(func() string { return base }, fx, s, n, before, timeout)
+	answers, rows, err := measureFleet(func() string { return base }, fx, s, n, before, timeout)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	mem, err := fleetMemory(ctx, a, since)
+	mem, err := answerMemory(ctx, a.Config.ClickHouse.Addr, fx.scope.AccountID, answers)
 	if err != nil {
 		return err
 	}
-	report(name, lat, fmt.Sprintf("  %d rows, peak %.0f MiB per query; floor p50 %.1f ms p99 %.1f ms (p50 ratio %.1f×, p99 ratio %.1f×)",
-		rows, float64(mem)/(1<<20), ms(pct(flat, 50)), ms(pct(flat, 99)),
-		float64(pct(lat, 50))/float64(pct(flat, 50)), float64(pct(lat, 99))/float64(pct(flat, 99))))
+	var lat []time.Duration
+	for _, an := range answers {
+		lat = append(lat, an.t1.Sub(an.t0))
+	}
+	report(name, lat, fmt.Sprintf("  %d rows; floor p50 %.1f ms p99 %.1f ms (p50 ratio %.1f×, p99 ratio %.1f×); per answer: %s",
+		rows, ms(pct(flat, 50)), ms(pct(flat, 99)),
+		float64(pct(lat, 50))/float64(pct(flat, 50)), float64(pct(lat, 99))/float64(pct(flat, 99)), mem))
 	return nil
 }
 
@@ -158,9 +161,11 @@ func (s fleetShape) body(fx *fixture, i int) []byte {
 	return out
 }
 
-func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before func(i int) error, fleetTimeout time.Duration) ([]time.Duration, int, error) {
+// measureFleet asks n+2 requests of shape s and returns the last n (the first warm caches
+// and expand the rate periods), each on seconds of its own (timeAnswer).
+func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before func(i int) error, fleetTimeout time.Duration) ([]answer, int, error) {
 	client := &http.Client{Timeout: fleetTimeout}
-	var lat []time.Duration
+	var answers []answer
 	rows := 0
 	for i := 0; i < n+2; i++ {
 		if before != nil {
@@ -168,16 +173,15 @@ func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before f
 				return nil, 0, err
 			}
 		}
-		t0 := time.Now()
-		var err error
-		if rows, err = askFleet(client, base(), fx, s, i); err != nil {
+		an, err := timeAnswer(func() (err error) { rows, err = askFleet(client, base(), fx, s, i); return err })
+		if err != nil {
 			return nil, 0, err
 		}
-		if i >= 2 { // the first warm caches and expand the rate periods
-			lat = append(lat, time.Since(t0))
+		if i >= 2 {
+			answers = append(answers, an)
 		}
 	}
-	return lat, rows, nil
+	return answers, rows, nil
 }
 
 // askFleet asks request i of shape s and returns its rows: every page's, following
@@ -235,18 +239,6 @@ func writeElsewhere(ctx context.Context, a *app.App, from string, i int) error {
 		SELECT 'acc_kwbench_elsewhere', 0, 'loc_kwbench_elsewhere', '', 'IMPORT', 'IMPORT', toDateTime(?), toDateTime(?),
 			1., 1., '', '', '', toUInt64(?)`),
 		uint32(t.Unix()), uint32(t.Unix()+1800), uint64(time.Now().UnixNano()))
-}
-
-// fleetMemory is the largest memory one fleet query used since a time (system.query_log).
-func fleetMemory(ctx context.Context, a *app.App, since time.Time) (uint64, error) {
-	if err := a.DB.Exec(ctx, chstore.Tool("SYSTEM FLUSH LOGS")); err != nil {
-		return 0, err
-	}
-	var mem uint64
-	err := a.DB.QueryRow(ctx, chstore.Tool(`SELECT max(memory_usage) FROM system.query_log
-		WHERE type = 2 AND event_time >= toDateTime(?) AND query LIKE '%Energy cost of many locations%'`),
-		uint32(since.Unix())).Scan(&mem)
-	return mem, err
 }
 
 // fleetFloor times the bare sum of the same rows by location and local bucket.

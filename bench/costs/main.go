@@ -57,7 +57,7 @@ func run(o options) error {
 	ctx := context.Background()
 	cfg := benchkit.Config(o.database)
 	cfg.ClickHouse.Addr, cfg.ClickHouse.Cluster = o.chAddr, o.cluster
-	cfg.ClickHouse.LogQueries = true // memory per fleet query, from system.query_log
+	cfg.ClickHouse.LogQueries = true // ClickHouse memory per answer, from system.query_log
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a, err := app.New(ctx, cfg, logger, app.Options{RedisPrefix: "kwbench:"})
 	if err != nil {
