@@ -412,7 +412,7 @@ func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
 	check("first answer", year(), 743000)
 	seen.take()
 	check("asked again", year(), 743000)
-	if n := seen.take(); (n["query.bucket_stored"] != 0 || n["query.bucket_counts"] != 0 || n["query.bucket_months"] == 0) {
+	if n := seen.take(); n["query.bucket_stored"] != 0 || n["query.bucket_counts"] != 0 || n["query.bucket_months"] == 0 {
 		t.Errorf("asked again: %v, want the months summed in ClickHouse and no day read", n)
 	}
 
