@@ -16,7 +16,7 @@ import (
 )
 
 var (
-	fleetRecordedStmt = chstore.Register("query.fleet_recorded", "fleet_pages.sql: the locations with records of a direction, from the change counts")
+	fleetRecordedStmt = chstore.Register("query.fleet_recorded", "fleet_pages.sql: the directions locations have records in, from the change counts")
 	fleetRecordedSQL  = renderFixed("fleet_recorded")
 )
 
@@ -89,15 +89,14 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 }
 
 // fleetSkipped lists the locations of the whole answer that cannot be priced: only a
-// location without a tariff of req's direction, with records of that direction, can be
-// (an answer prices the records of its direction only), so only locations lacking that
-// tariff with records of that direction written near the window (reading_changes) are
-// priced to find out, as the whole answer would. A fleet with that tariff everywhere reads nothing.
+// location without a tariff of a direction it has records in can be, so only locations
+// lacking a direction's tariff with records of that direction written near the window
+// (reading_changes) are priced to find out, as the whole answer would.
 func (c *Pricer) fleetSkipped(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]SkippedItem, error) {
 	var lacking []string
 	for id := range locs {
-		if !hasTariffOf(plans[id], req.Direction) {
+		if p := plans[id]; !p.HasImport || !p.HasExport {
 			lacking = append(lacking, id)
 		}
 	}
@@ -105,16 +104,18 @@ func (c *Pricer) fleetSkipped(ctx context.Context, scope kwhouse.Scope, req Flee
 		return []SkippedItem{}, nil
 	}
 	slices.Sort(lacking)
-	recorded, err := c.recordedLocations(ctx, scope, req, lacking)
+	recorded, err := c.recordedDirections(ctx, scope, req, lacking)
 	if err != nil {
 		return nil, err
 	}
-	if len(recorded) == 0 {
-		return []SkippedItem{}, nil
+	cands := map[string]catalog.Location{}
+	for _, r := range recorded {
+		if p := plans[r[0]]; r[1] == "IMPORT" && !p.HasImport || r[1] == "EXPORT" && !p.HasExport {
+			cands[r[0]] = locs[r[0]]
+		}
 	}
-	cands := make(map[string]catalog.Location, len(recorded))
-	for _, id := range recorded {
-		cands[id] = locs[id]
+	if len(cands) == 0 {
+		return []SkippedItem{}, nil
 	}
 	sums, err := c.fleetSums(ctx, scope, req, cands, plans)
 	if err != nil {
@@ -124,35 +125,26 @@ func (c *Pricer) fleetSkipped(ctx context.Context, scope kwhouse.Scope, req Flee
 	return skipped, nil
 }
 
-// hasTariffOf reports whether plan prices records of direction dir.
-func hasTariffOf(p tariffs.Plan, dir string) bool {
-	if dir == "EXPORT" {
-		return p.HasExport
-	}
-	return p.HasImport
-}
-
-// recordedLocations returns those of ids with location-level records of req's direction
-// written on the UTC dates a day either side of req's window.
-func (c *Pricer) recordedLocations(ctx context.Context, scope kwhouse.Scope, req FleetRequest, ids []string) ([]string, error) {
+// recordedDirections returns the (location, direction) pairs of ids with location-level
+// records written on the UTC dates a day either side of req's window.
+func (c *Pricer) recordedDirections(ctx context.Context, scope kwhouse.Scope, req FleetRequest, ids []string) ([][2]string, error) {
 	const day = 24 * time.Hour
 	ctx = chstore.WithExternal(ctx, chstore.External{Name: "_locs",
 		Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: ids}}})
 	rows, err := c.db.Query(ctx, fleetRecordedStmt.With(fleetRecordedSQL), chstore.Named("account", scope.AccountID),
-		chstore.Named("live", scope.LiveByte()), chstore.Named("dir", req.Direction),
-		chstore.Named("u0", req.Start.UTC().Add(-day).Format(time.DateOnly)),
+		chstore.Named("live", scope.LiveByte()), chstore.Named("u0", req.Start.UTC().Add(-day).Format(time.DateOnly)),
 		chstore.Named("u1", req.End.UTC().Add(day).Format(time.DateOnly)))
 	if err != nil {
-		return nil, fmt.Errorf("locations recorded: %w", err)
+		return nil, fmt.Errorf("directions recorded: %w", err)
 	}
 	defer rows.Close()
-	var out []string
+	var out [][2]string
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("scan location recorded: %w", err)
+		var r [2]string
+		if err := rows.Scan(&r[0], &r[1]); err != nil {
+			return nil, fmt.Errorf("scan direction recorded: %w", err)
 		}
-		out = append(out, id)
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }
