@@ -70,12 +70,37 @@ type countRow struct {
 }
 
 // bucketStates reads the batch's buckets of a run of days beside their counts now, in
-// (location, device, day) order; the stored buckets and the counts are read side by side.
+// (location, device, day) order: from the read its zone shares in this answer when there
+// is one (sharedStates), else from its own; the stored buckets and the counts are read side by side.
 func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
 	run dayRun) ([]bucketState, error) {
+	if z := sharedZone(ctx, b, run); z != nil {
+		return z.statesOf(ctx, c, scope, daily, b)
+	}
+	return c.readStates(ctx, scope, daily, stateBatch{zone: b.zone, ids: b.ids, chained: chainedOf(b)}, run)
+}
+
+// stateBatch is the locations one state read asks about: of one zone, the tiered ones
+// (chained) among them; the others untiered.
+type stateBatch struct {
+	zone         string
+	ids, chained []string
+}
+
+// chainedOf is the tiered locations of a batch: all of them or none.
+func chainedOf(b fleetBatch) []string {
+	if b.tiered {
+		return b.ids
+	}
+	return nil
+}
+
+// readStates reads the states of a stateBatch (bucketStates).
+func (c *Pricer) readStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b stateBatch,
+	run dayRun) ([]bucketState, error) {
 	first, last := run.first, run.last()
-	args := stateArgs(scope, daily, b, run)
-	ctx = withLocs(ctx, b)
+	args := stateArgs(scope, daily, fleetBatch{zone: b.zone, tiered: len(b.chained) > 0, ids: b.ids}, run)
+	ctx = withLocsChained(ctx, b.ids, b.chained)
 	var stored []storedBucket
 	var counts []countRow
 	g, gctx := errgroup.WithContext(ctx)
@@ -93,7 +118,7 @@ func (r dayRun) last() time.Time { return r.end.Add(-12 * time.Hour) }
 
 // stateArgs binds what the state reads of a batch over a run of days ask (buckets.sql):
 // the run's local dates, and the UTC dates of the counts that reach them (count_ranges:
-// a day or two, and a tier chain's 35 days before).
+// a day or two, and a tier chain's 35 days before, for the tiered locations: from u0_chained).
 func stateArgs(scope kwhouse.Scope, daily FleetRequest, b fleetBatch, run dayRun) []any {
 	const day = 24 * time.Hour
 	date := func(t time.Time) string { return t.Format(time.DateOnly) }
@@ -106,14 +131,24 @@ func stateArgs(scope kwhouse.Scope, daily FleetRequest, b fleetBatch, run dayRun
 		chstore.Named("devices", daily.GroupBy == GroupDevice),
 		chstore.Named("dir", daily.Direction), chstore.Named("tz", b.zone), chstore.Named("chained", b.tiered),
 		chstore.Named("d0", date(first)), chstore.Named("d1", date(last)),
-		chstore.Named("u0", date(first.UTC().Add(-3*day-chain))), chstore.Named("u1", date(last.UTC().Add(3*day))),
+		chstore.Named("u0", date(first.UTC().Add(-3*day))), chstore.Named("u0_chained", date(first.UTC().Add(-3*day-chain))),
+		chstore.Named("u1", date(last.UTC().Add(3*day))),
 		chstore.Named("p0", date(first.UTC().Add(-3*day))), chstore.Named("p1", date(last.UTC().Add(3*day)))}, run.spanArgs()...)
 }
 
-// withLocs sends the batch's locations with the statements of ctx, as the external table _locs.
+// withLocs sends the batch's locations with the statements of ctx, as the external table
+// _locs, and its tiered ones (all or none) as _chained.
 func withLocs(ctx context.Context, b fleetBatch) context.Context {
-	return chstore.WithExternal(ctx, chstore.External{Name: "_locs",
-		Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: b.ids}}})
+	return withLocsChained(ctx, b.ids, chainedOf(b))
+}
+
+// withLocsChained sends locations as the external table _locs and the tiered ones among
+// them as _chained.
+func withLocsChained(ctx context.Context, ids, chained []string) context.Context {
+	return chstore.WithExternal(ctx,
+		chstore.External{Name: "_locs", Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: ids}}},
+		chstore.External{Name: "_chained", Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String",
+			Values: append([]string{}, chained...)}}})
 }
 
 // storedBuckets reads bucket_stored; about is how many rows to make room for (one per

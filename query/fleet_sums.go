@@ -69,6 +69,9 @@ func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	results := make([][]fleetSum, len(batches))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
+	if c.buckets != nil {
+		gctx = c.shareStates(gctx, req, batches)
+	}
 	for i, b := range batches {
 		g.Go(func() error {
 			var err error

@@ -1,0 +1,116 @@
+package query_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kwhouse/kwhouse/testkit/apitest"
+)
+
+// TestFleetPagesShowAWriteBetweenThemOnTheLaterPage: two London locations, the first in
+// id order on a flat 0.25 tariff, the second month-tiered (0.1 for its first 60 kWh of
+// the month, then 0.2), each 24 kWh a day over March 1–5. Pages of 7 rows by DAY cut
+// the second location's days after its second; between the pages its March 1 grows by
+// 5 kWh (a reading re-sent), which moves its tier crossing into March 3, a day on the
+// later page. Hand-computed: the first page has the first location's five days at 6.00
+// and the second's March 1 and 2 at 2.40; the later page March 3 at 7 × 0.1 + 17 × 0.2 =
+// 4.10 (before the write 12 × 0.1 + 12 × 0.2 = 3.60), March 4 and 5 at 4.80.
+// Both pages read the two locations' states once, though they are priced apart (a tiered
+// and an untiered batch).
+func TestFleetPagesShowAWriteBetweenThemOnTheLaterPage(t *testing.T) {
+	count := &pricingCount{}
+	api := apitest.Start(t, apitest.Options{Observe: count.observe})
+	acc := api.NewAccount("pages")
+	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), count: count, auth: acc.Test()}
+	var ids []string
+	for range 2 {
+		ids = append(ids, f.must(f.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}))["id"].(string))
+	}
+	slices.Sort(ids)
+	tariff := func(loc string, schedule []any) {
+		f.must(f.do("POST", "/tariffs/elements", map[string]any{"location_id": loc, "direction": "IMPORT", "type": "COMMODITY",
+			"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z", "schedule": schedule}))
+	}
+	tariff(ids[0], flatRate([]any{map[string]any{"fixed": 0.25}}))
+	tariff(ids[1], flatRate([]any{map[string]any{"fixed": 0.1, "to_kwh": 60}, map[string]any{"fixed": 0.2}}))
+	for _, loc := range ids {
+		f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	}
+	body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-06T00:00:00Z", "aggregation": "DAY"}
+	if r := f.do("POST", "/costs/fleet", body); r.Status != 200 { // prices every bucket
+		t.Fatalf("fleet: %d %s", r.Status, r.Body)
+	}
+	type row struct {
+		LocationID string `json:"location_id"`
+		Date       string
+		Tariff     struct{ Value float64 }
+	}
+	type page struct {
+		Data       []row
+		HasMore    bool    `json:"has_more"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	ask := func() page {
+		t.Helper()
+		count.take()
+		r := f.do("POST", "/costs/fleet", body)
+		if r.Status != 200 {
+			t.Fatalf("fleet: %d %s", r.Status, r.Body)
+		}
+		var p page
+		if err := json.Unmarshal(r.Body, &p); err != nil {
+			t.Fatal(err)
+		}
+		if n := count.take(); n["query.bucket_stored"] != 1 || n["query.bucket_counts"] != 1 || n["query.fleet"]+n["query.fleet_arrays"] != 0 {
+			t.Errorf("a page read stored buckets %d times, change counts %d times and priced %d times; want 1, 1 and 0",
+				n["query.bucket_stored"], n["query.bucket_counts"], n["query.fleet"]+n["query.fleet_arrays"])
+		}
+		return p
+	}
+	check := func(what string, got []row, want []row) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d rows %+v, want %d", what, len(got), got, len(want))
+		}
+		for i := range want {
+			if got[i].LocationID != want[i].LocationID || got[i].Date != want[i].Date || !close6(got[i].Tariff.Value, want[i].Tariff.Value) {
+				t.Errorf("%s row %d: %+v, want %+v", what, i, got[i], want[i])
+			}
+		}
+	}
+	day := func(loc, date string, money float64) row {
+		r := row{LocationID: loc, Date: date}
+		r.Tariff.Value = money
+		return r
+	}
+
+	body["limit"] = 7
+	first := ask()
+	check("first page", first.Data, []row{day(ids[0], "2024-03-01", 6), day(ids[0], "2024-03-02", 6), day(ids[0], "2024-03-03", 6),
+		day(ids[0], "2024-03-04", 6), day(ids[0], "2024-03-05", 6), day(ids[1], "2024-03-01", 2.4), day(ids[1], "2024-03-02", 2.4)})
+	if !first.HasMore || first.NextCursor == nil {
+		t.Fatalf("first page: has_more %t", first.HasMore)
+	}
+
+	// Re-sent: the second location's first hour of March 1 is 6 kWh, not 1.
+	f.readings(ids[1], time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 1, 6000)
+	body["starting_after"] = *first.NextCursor
+	count.take()
+	r := f.do("POST", "/costs/fleet", body)
+	if r.Status != 200 {
+		t.Fatalf("later page: %d %s", r.Status, r.Body)
+	}
+	var later page
+	if err := json.Unmarshal(r.Body, &later); err != nil {
+		t.Fatal(err)
+	}
+	check("later page, after the write", later.Data, []row{day(ids[1], "2024-03-03", 4.1), day(ids[1], "2024-03-04", 4.8),
+		day(ids[1], "2024-03-05", 4.8)})
+	if later.HasMore {
+		t.Errorf("later page: has_more")
+	}
+	// Asked again, the later page is served as priced after the write.
+	check("later page, asked again", ask().Data, later.Data)
+}
