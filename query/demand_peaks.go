@@ -131,7 +131,7 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	var counts map[string]map[monthReach]uint64
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		kept, err = c.storedPeaks(gctx, append(base, chstore.Named("locs", chstore.Set(locs)), chstore.Named("kept_prefix", keptKeyPrefix),
+		kept, err = c.storedPeaks(withLocIDs(gctx, locs), append(base, chstore.Named("kept_prefix", keptKeyPrefix),
 			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))))
 		return err
 	})
@@ -227,8 +227,7 @@ func (s monthSums) reaching(loc string, month uint32) uint64 {
 func (c *Pricer) zoneMonthCounts(ctx context.Context, base []any, zone string, locs []string, lo, hi time.Time) (monthSums, error) {
 	sort.Strings(locs)
 	date := func(t time.Time) string { return t.UTC().Format(time.DateOnly) }
-	ctx = chstore.WithExternal(ctx, chstore.External{Name: "_locs",
-		Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: locs}}})
+	ctx = withLocIDs(ctx, locs)
 	args := append(base[:len(base):len(base)], chstore.Named("tz", zone), chstore.Named("devices", false), chstore.Named("chained", false),
 		chstore.Named("u0", date(lo.Add(-3*demandLookback*time.Second))), chstore.Named("u1", date(hi.Add(demandLookback*time.Second))),
 		chstore.Named("p0", "1970-01-01"), chstore.Named("p1", "1970-01-01"))
@@ -363,4 +362,10 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 	}
 	_, err = c.demandPeaks(ctx, scope, dir, need)
 	return err
+}
+
+// withLocIDs sends locs with the statements of ctx, as the external table _locs.
+func withLocIDs(ctx context.Context, locs []string) context.Context {
+	return chstore.WithExternal(ctx, chstore.External{Name: "_locs",
+		Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: locs}}})
 }
