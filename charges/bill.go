@@ -98,27 +98,30 @@ func dayStartsIn(zone *time.Location, lo, hi time.Time) int {
 
 // dayStart is the start of the local day of zone containing t.
 func dayStart(t time.Time, zone *time.Location) time.Time {
-	l := t.In(zone)
-	return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, zone)
+	y, m, d := t.In(zone).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, zone)
 }
 
 // civilDay numbers the local date of a day start d (days since 1970-01-01).
 func civilDay(d time.Time) int64 {
-	return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC).Unix() / 86400
+	y, m, day := d.Date()
+	return time.Date(y, m, day, 0, 0, 0, 0, time.UTC).Unix() / 86400
 }
 
 // nextDay is the start of the local day after the one starting at d (23, 24 or 25 hours on).
 func nextDay(d time.Time) time.Time {
-	return time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, d.Location())
+	y, m, day := d.Date()
+	return time.Date(y, m, day+1, 0, 0, 0, 0, d.Location())
 }
 
 // monthsOf lists t's local months that overlap both its contract and [from, to).
 func monthsOf(t *Tariff, from, to time.Time) []Bucket {
 	lo, hi := maxTime(from, t.From), minTime(to, t.To)
 	var out []Bucket
-	l := lo.In(t.Zone)
-	for m := time.Date(l.Year(), l.Month(), 1, 0, 0, 0, 0, t.Zone); m.Before(hi); {
-		next := time.Date(m.Year(), m.Month()+1, 1, 0, 0, 0, 0, t.Zone)
+	y, mo, _ := lo.In(t.Zone).Date()
+	for m := time.Date(y, mo, 1, 0, 0, 0, 0, t.Zone); m.Before(hi); {
+		my, mm, _ := m.Date()
+		next := time.Date(my, mm+1, 1, 0, 0, 0, 0, t.Zone)
 		out = append(out, Bucket{Start: m, End: next})
 		m = next
 	}

@@ -68,3 +68,72 @@ func TestBillContractChangingMidDayTaxesEachPartByItsTariff(t *testing.T) {
 		row.Charges.check(t, "fleet, January", both)
 	}
 }
+
+// The same change at noon, and one reading of 2 kWh from 11:30 to 12:30 local that
+// straddles it: its energy is priced by time (1 kWh by A at 0.30, 1 kWh by B at 0.25), and
+// each part is taxed by the tariff that priced it: (0.30 + 0.2 standing) × 20% + 0.25 × 5%
+// = 0.1125, not the whole reading by A ((0.55 + 0.2) × 20% = 0.15). The same in every
+// answer: days, months, readings, the fleet's days and months.
+func TestBillReadingStraddlingAMidDayChangeIsTaxedPartByPart(t *testing.T) {
+	e := newBillEnv(t, "Europe/Brussels", "EUR")
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.3}), "standing_charge": 0.2, "tax_percentage": 20,
+		"contract_start_date": "2023-01-01T00:00:00Z", "contract_end_date": "2024-01-15T11:00:00Z"})
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.25}), "standing_charge": 0.5, "tax_percentage": 5,
+		"contract_start_date": "2024-01-15T11:00:00Z"})
+	e.reads(reading("2024-01-15T10:30:00Z", "2024-01-15T11:30:00Z", 2000))
+	want := billCharges{0.55, 0.2, 0, 0.1125, 0.8625}
+	const from, to = "2024-01-14T23:00:00Z", "2024-01-15T23:00:00Z"
+
+	for _, agg := range []string{"&aggregation=DAY", "&aggregation=MONTH"} {
+		b := e.bill(agg, from, to)
+		if len(b.Data) != 1 {
+			t.Fatalf("%s: items %+v", agg, b.Data)
+		}
+		b.Data[0].Charges.check(t, "interval item"+agg, want)
+		b.Charges.check(t, "interval top level"+agg, want)
+	}
+	e.bill("", from, to).Charges.check(t, "interval, readings", want)
+	for _, agg := range []string{"DAY", "MONTH", "NONE"} {
+		r := e.do("POST", "/costs/fleet", map[string]any{"start_time": from, "end_time": to, "aggregation": agg,
+			"group_by": "location", "include_charges": true})
+		var b struct{ Data []fleetBillRow }
+		r.JSON(t, &b)
+		if r.Status != 200 || len(b.Data) != 1 {
+			t.Fatalf("fleet %s: %d %s", agg, r.Status, r.Body)
+		}
+		b.Data[0].Charges.check(t, "fleet "+agg, want)
+	}
+}
+
+// A tiered tariff A (the first kWh of the month at 0.30, the rest at 0.40; 20% tax) until
+// noon, flat B (0.25, 5%) from then: 2 kWh from 09:00 local fill band 1 and reach band 2
+// (0.3 + 0.4 = 0.7), then 2 kWh from 11:30 to 12:30 straddle noon: the kWh before is A's
+// band 2 (0.4), the kWh after B's (0.25). Tax (0.7 + 0.4 + 0.2 standing) × 20% + 0.25 × 5%
+// = 0.2725. The part before noon is priced with the month's tier counter as the whole
+// reading is.
+func TestBillStraddlingReadingOfATieredTariffIsTaxedPartByPart(t *testing.T) {
+	e := newBillEnv(t, "Europe/Brussels", "EUR")
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.3, "to_kwh": 1}, map[string]any{"fixed": 0.4}),
+		"standing_charge": 0.2, "tax_percentage": 20,
+		"contract_start_date": "2023-01-01T00:00:00Z", "contract_end_date": "2024-01-15T11:00:00Z"})
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.25}), "standing_charge": 0.5, "tax_percentage": 5,
+		"contract_start_date": "2024-01-15T11:00:00Z"})
+	e.reads(reading("2024-01-15T08:00:00Z", "2024-01-15T09:00:00Z", 2000),
+		reading("2024-01-15T10:30:00Z", "2024-01-15T11:30:00Z", 2000))
+	want := billCharges{1.35, 0.2, 0, 0.2725, 1.8225}
+	const from, to = "2024-01-14T23:00:00Z", "2024-01-15T23:00:00Z"
+	b := e.bill("&aggregation=DAY", from, to)
+	if len(b.Data) != 1 {
+		t.Fatalf("items %+v", b.Data)
+	}
+	b.Data[0].Charges.check(t, "interval day", want)
+	e.bill("", from, to).Charges.check(t, "interval, readings", want)
+	r := e.do("POST", "/costs/fleet", map[string]any{"start_time": from, "end_time": to, "aggregation": "MONTH",
+		"group_by": "location", "include_charges": true})
+	var f struct{ Data []fleetBillRow }
+	r.JSON(t, &f)
+	if r.Status != 200 || len(f.Data) != 1 {
+		t.Fatalf("fleet: %d %s", r.Status, r.Body)
+	}
+	f.Data[0].Charges.check(t, "fleet month", want)
+}

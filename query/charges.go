@@ -78,19 +78,19 @@ func (p *pendingCharges) add(ctx context.Context, c *Pricer, a costArgs, zone *t
 	if p.err != nil {
 		return p.err
 	}
-	var split splitMoney
-	if a.daily {
-		days := make([]uint32, len(rows))
-		for i, r := range rows {
-			days[i] = r.Key
-		}
-		var err error
-		if split, err = c.splitEnergy(ctx, a, zone, splitDays(days, zone, a.plan, a.direction)); err != nil {
-			return err
+	days := make([]uint32, len(rows))
+	for i, r := range rows {
+		days[i] = r.Key
+		if !a.daily {
+			days[i] = dayOf(r.Key, zone)
 		}
 	}
+	split, err := c.splitEnergy(ctx, a, zone, splitDays(days, zone, a.plan, a.direction))
+	if err != nil {
+		return err
+	}
 	creq := charges.Request{Tariffs: p.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Energy: energyByTariff(rows, a.plan, a.direction, split), Peaks: p.peaks}
+		Energy: energyByTariff(rows, a.plan, a.direction, split, !a.daily, zone), Peaks: p.peaks}
 	if req.Aggregation != AggregationNone {
 		for _, it := range out.Data {
 			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: it.StartTime.Time(), End: it.EndTime.Time()})
@@ -104,11 +104,16 @@ func (p *pendingCharges) add(ctx context.Context, c *Pricer, a costArgs, zone *t
 	return nil
 }
 
-// energyByTariff is the energy money of rows by the tariff that prices it (energyAt),
-// the days of split by their readings (splitMoney.energy).
-func energyByTariff(rows []costRow, plan tariffs.Plan, direction string, split splitMoney) []charges.Energy {
+// energyByTariff is the energy money of rows (local days of zone, or readings) by the
+// tariff that prices it (energyAt), the days of split by their readings' parts
+// (splitMoney).
+func energyByTariff(rows []costRow, plan tariffs.Plan, direction string, split splitMoney, readings bool, zone *time.Location) []charges.Energy {
 	out := make([]charges.Energy, 0, 2*len(rows))
 	for _, r := range rows {
+		if readings {
+			out = append(out, split.readingEnergy(r.Key, zone, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)...)
+			continue
+		}
 		out = append(out, split.energy(r.Key, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)...)
 	}
 	return out

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -14,12 +15,13 @@ import (
 	"github.com/kwhouse/kwhouse/tariffs"
 )
 
-// splitMoney is the energy money of a location's split days by reading, keyed by the day.
+// splitMoney is the energy money of a location's split days by reading part, keyed by
+// the day.
 type splitMoney map[uint32][]charges.Energy
 
 // energy is the energy money of the day row starting at key with money com and non: its
-// readings' when the day is split (for the first of its rows; the others add nothing, the
-// readings holding all of the day), else energyAt's. It consumes s.
+// readings' parts when the day is split (for the first of its rows; the others add
+// nothing, the parts holding all of the day), else energyAt's. It consumes s.
 func (s splitMoney) energy(key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
 	if e, ok := s[key]; ok {
 		s[key] = nil
@@ -28,29 +30,119 @@ func (s splitMoney) energy(key uint32, com, non float64, plan tariffs.Plan, dire
 	return energyAt(key, com, non, plan, direction)
 }
 
+// readingEnergy is energy for a reading starting at key (an answer without aggregation):
+// its split day's parts (for the day's first reading), else energyAt's.
+func (s splitMoney) readingEnergy(key uint32, zone *time.Location, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
+	if d := dayOf(key, zone); len(s) > 0 {
+		if _, ok := s[d]; ok {
+			return s.energy(d, com, non, plan, direction)
+		}
+	}
+	return energyAt(key, com, non, plan, direction)
+}
+
 // splitParallel is how many split days' records are priced at once (fleetCharges).
 const splitParallel = 2
 
 // splitEnergy is the energy money of a location's split days (splitDays: local days of
-// zone, keyed by their start), by reading: each reading's money is taxed by the tariff
-// pricing it at the reading's start, as an answer without aggregation taxes it. a prices
-// the location's whole answer.
+// zone, keyed by their start), by reading part: a reading's money is cut at each change
+// of tax rate inside its day (readingParts), and each part is taxed by the tariff
+// pricing it. a prices the location's whole answer.
 func (c *Pricer) splitEnergy(ctx context.Context, a costArgs, zone *time.Location, split []uint32) (splitMoney, error) {
 	if len(split) == 0 {
 		return nil, nil
 	}
+	changes := taxChanges(a.plan, a.direction)
 	out := make(splitMoney, len(split))
 	for _, d := range split {
 		b := a
 		b.daily, b.maxRows, b.instant = false, 0, nil
 		b.w0, b.w1 = max(a.w0, int64(d)), min(a.w1, dayAfter(d, zone))
-		rows, err := c.priceOne(ctx, b)
+		var cuts []int64
+		for _, x := range changes {
+			if x > int64(d) && x < dayAfter(d, zone) {
+				cuts = append(cuts, x)
+			}
+		}
+		parts, err := c.readingParts(ctx, b, cuts)
 		if err != nil {
 			return nil, err
 		}
-		out[d] = energyByTariff(rows, a.plan, a.direction, nil)
+		out[d] = parts
 	}
 	return out, nil
+}
+
+// readingKey names a reading among an answer's rows without aggregation.
+type readingKey struct {
+	start, end uint32
+	rate       uint8
+	session    string
+	reference  string
+}
+
+type readingMoney struct{ com, non float64 }
+
+// readingParts prices the readings of a (without aggregation) whole and up to each cut
+// (tariffs.Plan.Until: the part of each reading before the cut, priced as the whole
+// plan prices it), and returns the money of each part between two cuts, by component,
+// charged to the tariff pricing that component at the part's start: a reading straddling
+// a change of tariff is split by time as its energy is priced.
+func (c *Pricer) readingParts(ctx context.Context, a costArgs, cuts []int64) ([]charges.Energy, error) {
+	sort.Slice(cuts, func(i, j int) bool { return cuts[i] < cuts[j] })
+	whole, order, err := c.moneyByReading(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	before := make([]map[readingKey]readingMoney, len(cuts))
+	for i, x := range cuts {
+		b := a
+		b.plan = a.plan.Until(x)
+		if before[i], _, err = c.moneyByReading(ctx, b); err != nil {
+			return nil, err
+		}
+	}
+	cc, nc := energyComponents(a.direction)
+	var out []charges.Energy
+	for _, k := range order {
+		at, from := time.Unix(int64(k.start), 0), int64(k.start)
+		var done readingMoney
+		for i := 0; i <= len(cuts); i++ {
+			upTo := whole[k]
+			if i < len(cuts) {
+				upTo = before[i][k]
+			}
+			if i > 0 {
+				from = max(int64(k.start), cuts[i-1])
+			}
+			if com, non := upTo.com-done.com, upTo.non-done.non; com != 0 || non != 0 {
+				out = append(out, charges.Energy{At: at, TariffID: sourceAt(a.plan.Sources[cc], from), Money: com},
+					charges.Energy{At: at, TariffID: sourceAt(a.plan.Sources[nc], from), Money: non})
+			}
+			done = upTo
+		}
+	}
+	return out, nil
+}
+
+// moneyByReading prices a (without aggregation) and sums its money by reading, in the
+// order the readings first come.
+func (c *Pricer) moneyByReading(ctx context.Context, a costArgs) (map[readingKey]readingMoney, []readingKey, error) {
+	rows, err := c.priceOne(ctx, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[readingKey]readingMoney, len(rows))
+	var order []readingKey
+	for _, r := range rows {
+		k := readingKey{r.Key, r.KeyEnd, r.TariffRate, r.Session, r.Reference}
+		m, seen := out[k]
+		if !seen {
+			order = append(order, k)
+		}
+		out[k] = readingMoney{m.com + r.MoneyCommodity, m.non + r.MoneyNonCommodity}
+	}
+	return out, order, nil
 }
 
 // splitDays lists the days (keys of local days of zone) inside which a component of the
@@ -108,6 +200,12 @@ func oneTaxRate(plan tariffs.Plan, direction string, from, to time.Time) bool {
 		}
 	}
 	return true
+}
+
+// dayOf is the start (Unix seconds) of the local day of zone containing t.
+func dayOf(t uint32, zone *time.Location) uint32 {
+	l := time.Unix(int64(t), 0).In(zone)
+	return uint32(time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, zone).Unix())
 }
 
 // dayAfter is the start (Unix seconds) of the local day of zone after the one starting at d.

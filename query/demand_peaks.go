@@ -32,23 +32,34 @@ var (
 // locationPeaks are the demand peaks of an answer by location, then by tariff and month.
 type locationPeaks map[string]map[charges.PeakKey][]float64
 
-// monthDates are the UTC dates (day numbers since 1970-01-01) holding every reading a
-// local month's peaks are measured from, those starting in [its start − demandLookback,
-// its end), in its own zone: the reading change counts of those dates, added up, say
-// whether its kept peaks still hold. A month of London is the dates from the day before
-// its 1st to its last, so readings of the next month's first day leave it as kept; one of
-// New York also holds the next 1st (its last local hours are that date's first UTC ones).
-type monthDates struct{ first, last uint32 }
-
-func datesOf(m charges.TariffMonth) monthDates {
-	return monthDates{first: uint32((m.Month.Start.Unix() - demandLookback) / 86400), last: uint32((m.Month.End.Unix() - 1) / 86400)}
+// monthReach names a local month of a tariff zone (the day number of its first local
+// date) whose kept peaks hold while the reading change counts reaching its local days
+// and the last two of the month before are unchanged (count_ranges in buckets.sql, the
+// one definition of which local days a count reaches; demand_counts): its peaks are
+// measured from the readings starting in [its start − demandLookback, its end), and the
+// local day of its start − demandLookback is the month before's last, or the one before
+// that when the last lasts 23 hours. So readings of a London April leave March as kept;
+// 1 April UTC is also 31 March in New York, so there they count for March.
+type monthReach struct {
+	zone  string
+	month uint32
 }
 
-// keptKeyPrefix marks the tariff key of peaks kept under the counts of their monthDates.
-// Peaks kept without it were counted over a calendar month's wider dates: their counts
-// are not comparable (a wider count can equal a later narrower one), so they are never
-// served, only measured again.
-const keptKeyPrefix = "d:"
+func reachOf(m charges.TariffMonth) monthReach {
+	return monthReach{zone: m.Tariff.Zone.String(), month: localDayNumber(m.Month.Start, m.Tariff.Zone)}
+}
+
+// localDayNumber is the day number (days since 1970-01-01) of t's local date in zone.
+func localDayNumber(t time.Time, zone *time.Location) uint32 {
+	y, mo, d := t.In(zone).Date()
+	return uint32(time.Date(y, mo, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+}
+
+// keptKeyPrefix marks the tariff key of peaks kept under the counts of their monthReach.
+// Peaks kept without it were counted over other dates: their counts are not comparable
+// (a wider count can equal a later narrower one), so they are never served, only
+// measured again.
+const keptKeyPrefix = "l:"
 
 // keptPeak is a row of demand_stored.
 type keptPeak struct {
@@ -80,7 +91,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	for loc, ms := range need {
 		for _, m := range ms {
 			k := m.PeakKey()
-			if p, ok := kept[keptKey{loc, k}]; ok && p.seen == counts[loc][datesOf(m)] {
+			if p, ok := kept[keptKey{loc, k}]; ok && p.seen == counts[loc][reachOf(m)] {
 				out[loc][k] = p.peaks
 				continue
 			}
@@ -93,12 +104,11 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	return out, c.keepPeaks(ctx, scope, dir, stale, out, counts)
 }
 
-// keptPeaks reads the kept peaks of need's months beside the reading change counts of
-// their dates now, side by side.
+// keptPeaks reads the kept peaks of need's months beside the reading change counts
+// reaching them now, side by side.
 func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (
-	map[keptKey]keptPeak, map[string]map[monthDates]uint64, error) {
+	map[keptKey]keptPeak, map[string]map[monthReach]uint64, error) {
 	locs := make([]string, 0, len(need))
-	dateSet := map[monthDates]bool{}
 	var m0, m1 int64
 	for loc, ms := range need {
 		if len(ms) == 0 {
@@ -106,7 +116,6 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 		}
 		locs = append(locs, loc)
 		for _, m := range ms {
-			dateSet[datesOf(m)] = true
 			if s := m.Month.Start.Unix(); m0 == 0 || s < m0 {
 				m0 = s
 			}
@@ -117,20 +126,16 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 		return nil, nil, nil
 	}
 	sort.Strings(locs)
-	ranges := make([]monthDates, 0, len(dateSet))
-	for d := range dateSet {
-		ranges = append(ranges, d)
-	}
-	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
-		chstore.Named("locs", chstore.Set(locs)), chstore.Named("dir", dir)}
+	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("dir", dir)}
 	var kept map[keptKey]keptPeak
-	var counts map[string]map[monthDates]uint64
+	var counts map[string]map[monthReach]uint64
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		kept, err = c.storedPeaks(gctx, append(base, chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))))
+		kept, err = c.storedPeaks(withLocIDs(gctx, locs), append(base, chstore.Named("kept_prefix", keptKeyPrefix),
+			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))))
 		return err
 	})
-	g.Go(func() (err error) { counts, err = c.monthCounts(gctx, base, ranges); return err })
+	g.Go(func() (err error) { counts, err = c.monthCounts(gctx, base, need); return err })
 	return kept, counts, g.Wait()
 }
 
@@ -155,34 +160,95 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any) (map[keptKey]keptP
 	return out, rows.Err()
 }
 
-// monthCounts adds up the reading change counts of each location per range of dates.
-func (c *Pricer) monthCounts(ctx context.Context, base []any, ranges []monthDates) (map[string]map[monthDates]uint64, error) {
-	lo, hi := make([]uint32, len(ranges)), make([]uint32, len(ranges))
-	d0, d1 := ranges[0].first, ranges[0].last
-	for i, r := range ranges {
-		lo[i], hi[i] = r.first, r.last
-		d0, d1 = min(d0, r.first), max(d1, r.last)
+// monthCounts adds up the reading change counts reaching each month of need (reachOf),
+// one demand_counts query per tariff zone, side by side.
+func (c *Pricer) monthCounts(ctx context.Context, base []any, need map[string][]charges.TariffMonth) (map[string]map[monthReach]uint64, error) {
+	type zoneNeed struct {
+		locs   []string
+		lo, hi time.Time
 	}
-	date := func(day uint32) string { return time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly) }
-	args := append(base, chstore.Named("lo", lo), chstore.Named("hi", hi),
-		chstore.Named("d0", date(d0)), chstore.Named("d1", date(d1)))
+	zones := map[string]*zoneNeed{}
+	for loc, ms := range need {
+		for _, m := range ms {
+			name := m.Tariff.Zone.String()
+			z := zones[name]
+			if z == nil {
+				z = &zoneNeed{lo: m.Month.Start, hi: m.Month.End}
+				zones[name] = z
+			}
+			if len(z.locs) == 0 || z.locs[len(z.locs)-1] != loc {
+				z.locs = append(z.locs, loc)
+			}
+			z.lo, z.hi = minTime(z.lo, m.Month.Start), maxTime(z.hi, m.Month.End)
+		}
+	}
+	out := map[string]map[monthReach]uint64{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fleetParallel)
+	for name, z := range zones {
+		g.Go(func() error {
+			sums, err := c.zoneMonthCounts(gctx, base, name, z.locs, z.lo, z.hi)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for loc, ms := range need {
+				for _, m := range ms {
+					if r := reachOf(m); r.zone == name {
+						if out[loc] == nil {
+							out[loc] = map[monthReach]uint64{}
+						}
+						out[loc][r] = sums.reaching(loc, r.month)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
+
+// monthSums are a zone's demand_counts rows: the counts of each location's local month
+// (by the day number of its first date), its last two days (tail) apart.
+type monthSums map[string]map[[2]uint32]uint64
+
+// reaching is the count reaching the month starting on day number month: its days' and
+// the last two days' of the month before.
+func (s monthSums) reaching(loc string, month uint32) uint64 {
+	prev := time.Unix(int64(month)*86400, 0).UTC().AddDate(0, -1, 0).Unix() / 86400
+	ls := s[loc]
+	return ls[[2]uint32{month, 0}] + ls[[2]uint32{month, 1}] + ls[[2]uint32{uint32(prev), 1}]
+}
+
+// zoneMonthCounts reads demand_counts for locs in zone over the local months of [lo, hi)
+// and the two days before.
+func (c *Pricer) zoneMonthCounts(ctx context.Context, base []any, zone string, locs []string, lo, hi time.Time) (monthSums, error) {
+	sort.Strings(locs)
+	date := func(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+	ctx = withLocIDs(ctx, locs)
+	args := append(base[:len(base):len(base)], chstore.Named("tz", zone), chstore.Named("devices", false), chstore.Named("chained", false),
+		chstore.Named("u0", date(lo.Add(-3*demandLookback*time.Second))), chstore.Named("u1", date(hi.Add(demandLookback*time.Second))),
+		chstore.Named("p0", "1970-01-01"), chstore.Named("p1", "1970-01-01"))
 	rows, err := c.db.Query(ctx, demandCountsStmt.With(demandCountsSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading change counts of demand months: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]map[monthDates]uint64{}
+	out := monthSums{}
 	for rows.Next() {
 		var loc string
-		var k uint32
+		var month uint32
+		var tail uint8
 		var n uint64
-		if err := rows.Scan(&loc, &k, &n); err != nil {
+		if err := rows.Scan(&loc, &month, &tail, &n); err != nil {
 			return nil, fmt.Errorf("scan reading change counts: %w", err)
 		}
 		if out[loc] == nil {
-			out[loc] = map[monthDates]uint64{}
+			out[loc] = map[[2]uint32]uint64{}
 		}
-		out[loc][ranges[k-1]] = n
+		out[loc][[2]uint32{month, uint32(tail)}] += n
 	}
 	return out, rows.Err()
 }
@@ -238,7 +304,7 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 // keepPeaks writes the measured peaks of the months in measured under the counts read
 // before measuring them.
 func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured map[string][]charges.TariffMonth,
-	peaks locationPeaks, counts map[string]map[monthDates]uint64) error {
+	peaks locationPeaks, counts map[string]map[monthReach]uint64) error {
 	type row struct {
 		loc  string
 		m    charges.TariffMonth
@@ -247,7 +313,7 @@ func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	var rows []row
 	for loc, ms := range measured {
 		for _, m := range ms {
-			rows = append(rows, row{loc, m, counts[loc][datesOf(m)]})
+			rows = append(rows, row{loc, m, counts[loc][reachOf(m)]})
 		}
 	}
 	if len(rows) == 0 {
@@ -296,4 +362,10 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 	}
 	_, err = c.demandPeaks(ctx, scope, dir, need)
 	return err
+}
+
+// withLocIDs sends locs with the statements of ctx, as the external table _locs.
+func withLocIDs(ctx context.Context, locs []string) context.Context {
+	return chstore.WithExternal(ctx, chstore.External{Name: "_locs",
+		Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: locs}}})
 }

@@ -143,7 +143,7 @@ func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts 
 	rolled := rollUp(req.Aggregation, days, zone)
 	sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
 	creq := charges.Request{Tariffs: ts, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Peaks: peaks}
+		Peaks: peaks, Buckets: make([]charges.Bucket, 0, len(rolled)), Energy: make([]charges.Energy, 0, 2*len(days))}
 	dates := make([]string, len(rolled))
 	for i, s := range rolled {
 		w := bucketTimes(req, s.Key, loc.Timezone)

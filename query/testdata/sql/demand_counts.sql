@@ -1,13 +1,48 @@
--- The reading change counts (reading_changes) of some locations' location-level readings
--- in one direction, per month of the answer: month k adds up the UTC dates with day
--- numbers in [@lo[k], @hi[k]], which hold every reading its peaks are measured from in
--- its zone (demand_peaks.go). ARRAY JOIN sends a date to each month holding it (the
--- ranges of neighbouring months or zones overlap), so the answer is a row per location and
--- month, not per date.
-SELECT location_id, k, sum(n) AS n
-FROM reading_changes
-ARRAY JOIN arrayFilter(i -> toUInt32(day) >= arrayElement(@lo, i) AND toUInt32(day) <= arrayElement(@hi, i),
-    arrayEnumerate(@lo)) AS k
-WHERE account_id = @account AND live_mode = @live AND location_id IN @locs AND device_id = '' AND direction = @dir
-    AND day >= toDate(@d0) AND day <= toDate(@d1)
-GROUP BY location_id, k
+-- The reading change counts of some locations' location-level readings in one direction
+-- (the external table _locs), by the local days of @tz they reach: count_ranges, the one
+-- definition (buckets.sql; @chained = 0 and @devices = 0, so each run is one day, a = b),
+-- summed per local month and split into the month's last two days (tail = 1) and the
+-- others. A month's peaks are measured from the readings starting from a day before it,
+-- so they hold while the counts of its own days and of the last two days of the month
+-- before are unchanged (demand_peaks.go adds them up).
+SELECT location_id, toUInt32(toStartOfMonth(a)) AS month,
+    toUInt8(toStartOfMonth(addDays(a, 2)) != toStartOfMonth(a)) AS tail, sum(n) AS n
+FROM (
+-- The one definition of the local days of @tz a change count reaches (docs/costs.md,
+-- "Priced buckets"), as runs [a, b] of local dates, from the counts stored per UTC date:
+-- kind 0, rows of records written (both directions for a tiered batch: a tier chain
+-- counts both), reaching each local day its UTC date overlaps (one or two), and in a
+-- tiered batch (@chained) from each of them every later day of its tier chain, to the
+-- end of the local month of that day + 3 days (a tiered day depends on the days before it
+-- from three days before its local month: the tier period's start in any tariff zone,
+-- less the lookback's day); kind 1, dated price changes of a location, reaching the local
+-- days that overlap [date - 1 day, date + 1 day) (a bucket's records may end up to a day
+-- after it; buckets whose records reach further are not kept); kind 2, price changes of
+-- every date (stored as day 1970-01-01, e.g. a tariff write), a = b = 1970-01-01. A
+-- summing table may still hold a grain in several rows; the batch's locations come as the
+-- external table _locs.
+SELECT toUInt8(0) AS kind, location_id, device_id, l AS a,
+    if(@chained = 1, addDays(addMonths(toStartOfMonth(addDays(l, 3)), 1), -1), l) AS b, n
+FROM (
+    SELECT location_id, device_id, n,
+        arrayJoin(if(l0 = l1, [l0], [l0, l1])) AS l
+    FROM (
+        SELECT location_id, device_id, n,
+            toDate(toDateTime(toUInt32(day) * 86400), @tz) AS l0,
+            toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz) AS l1
+        FROM reading_changes
+        WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
+            AND (device_id != '') = @devices AND (direction = @dir OR @chained = 1)
+            AND day >= toDate(@u0) AND day <= toDate(@u1)
+    )
+)
+UNION ALL
+SELECT toUInt8(if(day = toDate('1970-01-01'), 2, 1)) AS kind, location_id, '' AS device_id,
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 - 86400), @tz)) AS a,
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz)) AS b, n
+FROM price_changes
+WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
+    AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
+)
+WHERE kind = 0
+GROUP BY location_id, month, tail
