@@ -227,9 +227,10 @@ func (s monthSums) reaching(loc string, month uint32) uint64 {
 func (c *Pricer) zoneMonthCounts(ctx context.Context, base []any, zone string, locs []string, lo, hi time.Time) (monthSums, error) {
 	sort.Strings(locs)
 	date := func(t time.Time) string { return t.UTC().Format(time.DateOnly) }
-	ctx = withLocIDs(ctx, locs)
-	args := append(base[:len(base):len(base)], chstore.Named("tz", zone), chstore.Named("devices", false), chstore.Named("chained", false),
-		chstore.Named("u0", date(lo.Add(-3*demandLookback*time.Second))), chstore.Named("u1", date(hi.Add(demandLookback*time.Second))),
+	ctx = withLocsChained(ctx, locs, nil) // untiered: each count reaches its own days only
+	u0 := date(lo.Add(-3 * demandLookback * time.Second))
+	args := append(base[:len(base):len(base)], chstore.Named("tz", zone), chstore.Named("devices", false),
+		chstore.Named("u0", u0), chstore.Named("u0_chained", u0), chstore.Named("u1", date(hi.Add(demandLookback*time.Second))),
 		chstore.Named("p0", "1970-01-01"), chstore.Named("p1", "1970-01-01"))
 	rows, err := c.db.Query(ctx, demandCountsStmt.With(demandCountsSQL), args...)
 	if err != nil {

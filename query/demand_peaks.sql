@@ -16,7 +16,7 @@ GROUP BY location_id, month_start, tariff_key
 {{define "demand_counts"}}
 -- The reading change counts of some locations' location-level readings in one direction
 -- (the external table _locs), by the local days of @tz they reach: count_ranges, the one
--- definition (buckets.sql; @chained = 0 and @devices = 0, so each run is one day, a = b),
+-- definition (buckets.sql; no location in _chained and @devices = 0, so each run is one day, a = b),
 -- summed per local month and split into the month's last two days (tail = 1) and the
 -- others. A month's peaks are measured from the readings starting from a day before it,
 -- so they hold while the counts of its own days and of the last two days of the month
