@@ -2,7 +2,6 @@ package query_test
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"testing"
 	"time"
@@ -13,20 +12,8 @@ import (
 // months asks the fleet's MONTH rows of 2024, by location and month.
 func (f *bucketFleet) months() map[string]bucketRow {
 	f.t.Helper()
-	r := f.do("POST", "/costs/fleet", map[string]any{"start_time": "2024-01-01T00:00:00Z",
-		"end_time": "2025-01-01T00:00:00Z", "aggregation": "MONTH"})
-	if r.Status != 200 {
-		f.t.Fatalf("fleet: %d %s", r.Status, r.Body)
-	}
-	var out struct{ Data []bucketRow }
-	if err := json.Unmarshal(r.Body, &out); err != nil {
-		f.t.Fatal(err)
-	}
-	rows := map[string]bucketRow{}
-	for _, row := range out.Data {
-		rows[row.LocationID+" "+row.Date[:7]] = row
-	}
-	return rows
+	return f.rowsOf(f.do("POST", "/costs/fleet", map[string]any{"start_time": "2024-01-01T00:00:00Z",
+		"end_time": "2025-01-01T00:00:00Z", "aggregation": "MONTH"}))
 }
 
 // A month is served whole only when every day's bucket was priced under that day's counts

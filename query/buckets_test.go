@@ -132,7 +132,14 @@ func (f *bucketFleet) fleet(do func(method, path string, body any) apitest.Respo
 		body["location_ids"] = ids
 	}
 	before := f.count.n.Load()
-	r := do("POST", "/costs/fleet", body)
+	rows := f.rowsOf(do("POST", "/costs/fleet", body))
+	return rows, f.count.n.Load() - before
+}
+
+// rowsOf returns the rows of a fleet answer by location and date ("2024-03-01" by DAY,
+// "2024-03" by MONTH); an answer other than 200 fails the test.
+func (f *bucketFleet) rowsOf(r apitest.Response) map[string]bucketRow {
+	f.t.Helper()
 	if r.Status != 200 {
 		f.t.Fatalf("fleet: %d %s", r.Status, r.Body)
 	}
@@ -144,7 +151,7 @@ func (f *bucketFleet) fleet(do func(method, path string, body any) apitest.Respo
 	for _, row := range out.Data {
 		rows[row.LocationID+" "+row.Date] = row
 	}
-	return rows, f.count.n.Load() - before
+	return rows
 }
 
 func (f *bucketFleet) priced() int64 { return f.api.App.Pricer.BucketCounts().Priced }
@@ -380,23 +387,6 @@ func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
 		f.readings(loc, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC), 25*24+23, 1000)
 	}
 	f.prices(time.Date(2024, 3, 7, 0, 0, 0, 0, time.UTC), time.Date(2024, 4, 2, 0, 0, 0, 0, time.UTC), 0.1)
-	year := func() map[string]bucketRow {
-		t.Helper()
-		r := f.do("POST", "/costs/fleet", map[string]any{"start_time": "2024-01-01T00:00:00Z",
-			"end_time": "2025-01-01T00:00:00Z", "aggregation": "MONTH"})
-		if r.Status != 200 {
-			t.Fatalf("fleet: %d %s", r.Status, r.Body)
-		}
-		var out struct{ Data []bucketRow }
-		if err := json.Unmarshal(r.Body, &out); err != nil {
-			t.Fatal(err)
-		}
-		rows := map[string]bucketRow{}
-		for _, row := range out.Data {
-			rows[row.LocationID+" "+row.Date] = row
-		}
-		return rows
-	}
 	check := func(what string, rows map[string]bucketRow, aMarch float64) {
 		t.Helper()
 		want := map[string][2]float64{f.a + " 2024-03": {aMarch, aMarch / 1000 * 0.12}, f.b + " 2024-03": {743000, 743 * 0.25}}
@@ -409,16 +399,16 @@ func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
 			}
 		}
 	}
-	check("first answer", year(), 743000)
+	check("first answer", f.months(), 743000)
 	seen.take()
-	check("asked again", year(), 743000)
+	check("asked again", f.months(), 743000)
 	if n := seen.take(); n["query.bucket_stored"] != 0 || n["query.bucket_counts"] != 0 || n["query.bucket_months"] == 0 {
 		t.Errorf("asked again: %v, want the months summed in ClickHouse and no day read", n)
 	}
 
 	f.readings(f.a, time.Date(2024, 3, 3, 12, 30, 0, 0, time.UTC), 1, 500)
 	p0 := f.priced()
-	check("after a new reading of March 3", year(), 743500)
+	check("after a new reading of March 3", f.months(), 743500)
 	if got := f.priced() - p0; got != 1 {
 		t.Errorf("a new reading of March 3 priced %d buckets, want that day's 1", got)
 	}
@@ -427,7 +417,7 @@ func TestAMonthWithOneStaleDayPricesThatDayOnly(t *testing.T) {
 	}
 	// March 3 of A is stored twice until a merge: its month is served day by day, the latest version.
 	p0 = f.priced()
-	check("asked again after March 3 was priced again", year(), 743500)
+	check("asked again after March 3 was priced again", f.months(), 743500)
 	if got := f.priced() - p0; got != 0 {
 		t.Errorf("asked again after March 3 was priced again: %d buckets priced, want none", got)
 	}
