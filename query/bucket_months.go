@@ -31,17 +31,19 @@ type monthRow struct {
 	days, served uint64 // rows (one a day unless a bucket has two versions), non-empty rows
 	mask         uint64 // bit n: day n of the month has a bucket
 	sameKind     uint8
-	// The counts each row was priced under, by day of the month (dom[i]).
-	dom                      []uint8
-	readingsSeen, pricesSeen []uint64
-	sum                      fleetSum
+	// The counts each row was priced under: the records' as a month's fingerprint
+	// (count_months), the price changes' by day of the month (dom[i]).
+	readingsPrint uint64
+	dom           []uint8
+	pricesSeen    []uint64
+	sum           fleetSum
 }
 
-// monthCounts are the rows of count_months (buckets.sql): the change counts of each
-// object's (readings) or location's (dated prices) days per local month, by day of the
-// month, and each location's price changes of every date.
+// monthCounts are the rows of count_months (buckets.sql): the records written on each
+// object's days of a local month, as the month's fingerprint; each location's dated price
+// changes per local month, by day of the month; and its price changes of every date.
 type monthCounts struct {
-	readings map[monthKey]*[32]uint64
+	readings map[monthKey]uint64
 	dated    map[monthKey]*[32]uint64 // objKey.dev is ""
 	every    map[string]uint64
 }
@@ -94,19 +96,13 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 
 // valid says whether every day of m's month within the run is served as stored: one
 // version a day (rows, days), all of the same kind, each bucket's counts equal to its
-// day's now, and no reading counted on a day without a bucket.
+// day's now, and no reading counted on a day without a bucket. The records' counts are
+// compared as the month's fingerprints (count_months in buckets.sql): equal when every
+// day's count is, and unequal when any one day's differs, or a day without a bucket has
+// readings counted; two or more days' differences cancel out with odds of about 2^-63.
 func (m monthRow) valid(counts monthCounts) bool {
-	if uint64(bits.OnesCount64(m.mask)) != m.days || m.sameKind != 1 {
+	if uint64(bits.OnesCount64(m.mask)) != m.days || m.sameKind != 1 || m.readingsPrint != counts.readings[m.key] {
 		return false
-	}
-	readings := counts.readings[m.key]
-	if readings == nil {
-		readings = &[32]uint64{}
-	}
-	for d, n := range readings {
-		if n != 0 && m.mask&(1<<d) == 0 {
-			return false
-		}
 	}
 	dated := counts.dated[monthKey{objKey{loc: m.key.obj.loc}, m.key.month}]
 	every := counts.every[m.key.obj.loc]
@@ -115,7 +111,7 @@ func (m monthRow) valid(counts monthCounts) bool {
 		if dated != nil {
 			prices += dated[d%32]
 		}
-		if m.readingsSeen[i] != readings[d%32] || m.pricesSeen[i] != prices {
+		if m.pricesSeen[i] != prices {
 			return false
 		}
 	}
@@ -162,7 +158,7 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 	for rows.Next() {
 		var m monthRow
 		s := &m.sum
-		if err := rows.Scan(&m.key.obj.loc, &m.key.obj.dev, &m.key.month, &m.days, &m.sameKind, &m.dom, &m.readingsSeen,
+		if err := rows.Scan(&m.key.obj.loc, &m.key.obj.dev, &m.key.month, &m.days, &m.sameKind, &m.readingsPrint, &m.dom,
 			&m.pricesSeen, &m.mask, &m.served, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
 			&s.NImport, &s.NExport); err != nil {
 			return nil, fmt.Errorf("scan priced buckets by month: %w", err)
@@ -175,7 +171,7 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 
 // countMonths reads count_months.
 func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, error) {
-	out := monthCounts{readings: map[monthKey]*[32]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{}}
+	out := monthCounts{readings: map[monthKey]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{}}
 	rows, err := c.db.Query(ctx, countMonthsStmt.With(countMonthsSQL), args...)
 	if err != nil {
 		return out, fmt.Errorf("change counts by month: %w", err)
@@ -184,10 +180,10 @@ func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, erro
 	for rows.Next() {
 		var kind uint8
 		var k monthKey
-		var n uint64
+		var n, print uint64
 		var days []uint8
 		var dayCounts []uint64
-		if err := rows.Scan(&kind, &k.obj.loc, &k.obj.dev, &k.month, &n, &days, &dayCounts); err != nil {
+		if err := rows.Scan(&kind, &k.obj.loc, &k.obj.dev, &k.month, &n, &print, &days, &dayCounts); err != nil {
 			return out, fmt.Errorf("scan change counts by month: %w", err)
 		}
 		switch kind {
@@ -196,7 +192,7 @@ func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, erro
 		case 1:
 			out.dated[k] = addDays(out.dated[k], days, dayCounts)
 		default:
-			out.readings[k] = addDays(out.readings[k], days, dayCounts)
+			out.readings[k] += print
 		}
 	}
 	return out, rows.Err()

@@ -65,46 +65,62 @@ WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT loc
 
 {{define "count_months"}}
 -- The change counts of one zone's locations (or devices) per local month within
--- [@d0, @d1], by day of the month of the days they reach (count_ranges; a run reaches at
--- most two months): days, day_counts (summed per day), compared with each day's bucket
--- (bucket_months.go). Kind 2 (every date) is summed once, under month 0 (n).
-SELECT kind, location_id, device_id, toUInt32(month) AS month_number,
-    toUInt64(sum(n * if(kind = 2, 1, toUInt32(least(b1, addDays(addMonths(month, 1), -1)))
-        - toUInt32(greatest(a1, month)) + 1))) AS n,
-    tupleElement(sumMap(dom, dom_n), 1) AS days, tupleElement(sumMap(dom, dom_n), 2) AS day_counts
+-- [@d0, @d1] (count_ranges; a run reaches at most two months), compared with the counts
+-- each day's bucket was priced under (bucket_months.go): the records written (kind 0) as
+-- the month's fingerprint, print = sum over its days of count × day_weight (day_weight,
+-- uint64 arithmetic wraps), so a run of days adds its weights once and no row is grouped by
+-- day; the dated price changes (kind 1) per day of the month (days, day_counts); kind 2
+-- (every date) summed once, under month 0 (total).
+SELECT kind, location_id, device_id, toUInt32(month) AS month_number, sum(n) AS total, sum(n * weights) AS print,
+    tupleElement(sumMapIf(dom, dom_n, kind = 1), 1) AS days, tupleElement(sumMapIf(dom, dom_n, kind = 1), 2) AS day_counts
 FROM (
-    SELECT kind, location_id, device_id, n, a1, b1, month,
-        arrayMap(i -> toUInt8(toDayOfMonth(greatest(a1, month)) + i), range(if(kind != 2,
-            toUInt32(toUInt32(least(b1, addDays(addMonths(month, 1), -1))) - toUInt32(greatest(a1, month)) + 1),
-            toUInt32(0)))) AS dom,
+    SELECT kind, location_id, device_id, n, month,
+        if(kind != 0, toUInt64(0), if(s = e, {{template "day_weight" "s"}},
+            arraySum(arrayMap(i -> {{template "day_weight" "addDays(s, i)"}}, range(if(kind = 0, run_days, toUInt32(0))))))) AS weights,
+        arrayMap(i -> toUInt8(toDayOfMonth(s) + i), range(if(kind = 1, run_days, toUInt32(0)))) AS dom,
         arrayMap(i -> n, dom) AS dom_n
     FROM (
-        SELECT kind, location_id, device_id, n, a1, b1,
-            arrayJoin(if(kind = 2, [a], if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
-                [toStartOfMonth(a1), toStartOfMonth(b1)]))) AS month
+        SELECT kind, location_id, device_id, n, month, s, e, toUInt32(if(kind = 2, 0, toUInt32(e) - toUInt32(s) + 1)) AS run_days
         FROM (
-            SELECT kind, location_id, device_id, n, a,
-                greatest(a, toDate(@d0)) AS a1, least(b, toDate(@d1)) AS b1
-            FROM ({{template "count_ranges"}})
+            SELECT kind, location_id, device_id, n, month,
+                greatest(a1, month) AS s, least(b1, addDays(addMonths(month, 1), -1)) AS e
+            FROM (
+                SELECT kind, location_id, device_id, n, a1, b1,
+                    arrayJoin(if(kind = 2, [a], if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
+                        [toStartOfMonth(a1), toStartOfMonth(b1)]))) AS month
+                FROM (
+                    SELECT kind, location_id, device_id, n, a,
+                        greatest(a, toDate(@d0)) AS a1, least(b, toDate(@d1)) AS b1
+                    FROM ({{template "count_ranges"}})
+                )
+                WHERE kind = 2 OR a1 <= b1
+            )
         )
-        WHERE kind = 2 OR a1 <= b1
     )
 )
 GROUP BY kind, location_id, device_id, month_number
 {{end}}
 
+{{define "day_weight"}}
+{{- /* The weight of a local date in a month's fingerprint (count_months, bucket_months):
+an odd pseudo-random uint64 of its day number, so a month's fingerprints differ whenever
+one of its days' counts does, and two days' differences cancel with odds of about 2^-63. */ -}}
+bitOr(intHash64(toUInt32({{.}})), toUInt64(1)){{end}}
+
 {{define "bucket_months"}}
 -- The stored priced buckets of each local day of [@d0, @d1] of one zone's locations (or
 -- devices), summed per local month (docs/costs.md, "Priced buckets"): how many rows and
 -- which days (day_mask: bit n for day n), the least of "priced in the batch's zone,
--- tiered as the batch is", the counts each row was priced under (by day of the month:
--- dom, readings_seen, prices_seen, in one order), and their money (an empty bucket's is 0). A bucket written again leaves its older version until a merge: a month
+-- tiered as the batch is", the counts each row was priced under (the records' as the
+-- fingerprint count_months makes of them: readings_print; the price changes' by day of the
+-- month: dom, prices_seen, in one order), and their money (an empty bucket's is 0). A
+-- bucket written again leaves its older version until a merge: a month
 -- with more rows than days is not summed here (the reader takes it day by day, latest
 -- version first). A window that starts or ends inside a local day reads that part's
 -- bucket (as bucket_stored). The batch's locations come as the external table _locs.
 SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, count() AS days,
-    min(toUInt8(zone = @tz AND tiered = @chained)) AS same_kind, groupArray(toUInt8(toDayOfMonth(day))) AS dom,
-    groupArray(readings_seen) AS readings_seen, groupArray(prices_seen) AS prices_seen,
+    min(toUInt8(zone = @tz AND tiered = @chained)) AS same_kind, sum(readings_seen * {{template "day_weight" "day"}}) AS readings_print,
+    groupArray(toUInt8(toDayOfMonth(day))) AS dom, groupArray(prices_seen) AS prices_seen,
     groupBitOr(bitShiftLeft(toUInt64(1), toDayOfMonth(day))) AS day_mask,
     countIf(empty = 0) AS served, sum(energy_wh) AS energy_wh, sum(money) AS money,
     sum(money_commodity) AS money_commodity, sum(money_non_commodity) AS money_non_commodity,

@@ -1,25 +1,31 @@
 -- The change counts of one zone's locations (or devices) per local month within
--- [@d0, @d1], by day of the month of the days they reach (count_ranges; a run reaches at
--- most two months): days, day_counts (summed per day), compared with each day's bucket
--- (bucket_months.go). Kind 2 (every date) is summed once, under month 0 (n).
-SELECT kind, location_id, device_id, toUInt32(month) AS month_number,
-    toUInt64(sum(n * if(kind = 2, 1, toUInt32(least(b1, addDays(addMonths(month, 1), -1)))
-        - toUInt32(greatest(a1, month)) + 1))) AS n,
-    tupleElement(sumMap(dom, dom_n), 1) AS days, tupleElement(sumMap(dom, dom_n), 2) AS day_counts
+-- [@d0, @d1] (count_ranges; a run reaches at most two months), compared with the counts
+-- each day's bucket was priced under (bucket_months.go): the records written (kind 0) as
+-- the month's fingerprint, print = sum over its days of count × day_weight (day_weight,
+-- uint64 arithmetic wraps), so a run of days adds its weights once and no row is grouped by
+-- day; the dated price changes (kind 1) per day of the month (days, day_counts); kind 2
+-- (every date) summed once, under month 0 (total).
+SELECT kind, location_id, device_id, toUInt32(month) AS month_number, sum(n) AS total, sum(n * weights) AS print,
+    tupleElement(sumMapIf(dom, dom_n, kind = 1), 1) AS days, tupleElement(sumMapIf(dom, dom_n, kind = 1), 2) AS day_counts
 FROM (
-    SELECT kind, location_id, device_id, n, a1, b1, month,
-        arrayMap(i -> toUInt8(toDayOfMonth(greatest(a1, month)) + i), range(if(kind != 2,
-            toUInt32(toUInt32(least(b1, addDays(addMonths(month, 1), -1))) - toUInt32(greatest(a1, month)) + 1),
-            toUInt32(0)))) AS dom,
+    SELECT kind, location_id, device_id, n, month,
+        if(kind != 0, toUInt64(0), if(s = e, bitOr(intHash64(toUInt32(s)), toUInt64(1)),
+            arraySum(arrayMap(i -> bitOr(intHash64(toUInt32(addDays(s, i))), toUInt64(1)), range(if(kind = 0, run_days, toUInt32(0))))))) AS weights,
+        arrayMap(i -> toUInt8(toDayOfMonth(s) + i), range(if(kind = 1, run_days, toUInt32(0)))) AS dom,
         arrayMap(i -> n, dom) AS dom_n
     FROM (
-        SELECT kind, location_id, device_id, n, a1, b1,
-            arrayJoin(if(kind = 2, [a], if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
-                [toStartOfMonth(a1), toStartOfMonth(b1)]))) AS month
+        SELECT kind, location_id, device_id, n, month, s, e, toUInt32(if(kind = 2, 0, toUInt32(e) - toUInt32(s) + 1)) AS run_days
         FROM (
-            SELECT kind, location_id, device_id, n, a,
-                greatest(a, toDate(@d0)) AS a1, least(b, toDate(@d1)) AS b1
+            SELECT kind, location_id, device_id, n, month,
+                greatest(a1, month) AS s, least(b1, addDays(addMonths(month, 1), -1)) AS e
             FROM (
+                SELECT kind, location_id, device_id, n, a1, b1,
+                    arrayJoin(if(kind = 2, [a], if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
+                        [toStartOfMonth(a1), toStartOfMonth(b1)]))) AS month
+                FROM (
+                    SELECT kind, location_id, device_id, n, a,
+                        greatest(a, toDate(@d0)) AS a1, least(b, toDate(@d1)) AS b1
+                    FROM (
 -- The one definition of the local days of @tz a change count reaches (docs/costs.md,
 -- "Priced buckets"), as runs [a, b] of local dates, from the counts stored per UTC date:
 -- kind 0, rows of records written (both directions for a tiered location: a tier chain
@@ -59,8 +65,10 @@ FROM price_changes
 WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
 )
+                )
+                WHERE kind = 2 OR a1 <= b1
+            )
         )
-        WHERE kind = 2 OR a1 <= b1
     )
 )
 GROUP BY kind, location_id, device_id, month_number
