@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/chstore"
 	"golang.org/x/sync/errgroup"
 )
@@ -48,19 +51,90 @@ type monthCounts struct {
 	every    map[string]uint64
 }
 
-// wholeMonths serves a batch's local months of a run whose every priced bucket is valid
-// from sums made in ClickHouse, without reading their days' money: a month (within the
-// run) is valid as a whole when it holds one version of each bucket, all priced in the
-// batch's zone and tiering, each under exactly the counts its day depends on now, and no
-// day without a bucket has readings counted — the per-day rule of bucket_states.go on
-// every day, with only each day's counts moved. Nothing is assumed of the order of the
+// batchMonths is what wholeMonths found for one batch: its valid months' sums and the
+// months that must be made day by day.
+type batchMonths struct {
+	sums  []fleetSum
+	stale map[monthKey]bool
+}
+
+// requestMonths reads the whole months of a MONTH or NONE answer (wholeMonths) per zone, in
+// chunks of at most fleetChunk consecutive location ids, tiered and untiered together
+// (fleetParallel chunks at a time), and hands each batch its locations' months (by index).
+// Buckets and counts are stored in location order: a chunk of consecutive ids reads its
+// own granules, while a batch (one tiering) of 1,000 ids spread over a fleet of 10,000
+// read nearly every granule of priced_buckets and reading_changes.
+func (c *Pricer) requestMonths(ctx context.Context, scope kwhouse.Scope, req FleetRequest, batches []fleetBatch) ([]batchMonths, error) {
+	daily := req
+	daily.Aggregation = AggregationDay
+	out := make([]batchMonths, len(batches))
+	of := map[string]int{} // location → its batch
+	tiered := map[string]bool{}
+	byZone := map[string][]string{}
+	for i, b := range batches {
+		out[i].stale = map[monthKey]bool{}
+		for _, id := range b.ids {
+			of[id], tiered[id] = i, b.tiered
+		}
+		byZone[b.zone] = append(byZone[b.zone], b.ids...)
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fleetParallel)
+	for zone, ids := range byZone {
+		slices.Sort(ids)
+		for chunk := range slices.Chunk(ids, fleetChunk) {
+			g.Go(func() error {
+				sums, stale, err := c.chunkMonths(gctx, scope, daily, zone, chunk, tiered)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, s := range sums {
+					out[of[s.Loc]].sums = append(out[of[s.Loc]].sums, s)
+				}
+				for k := range stale {
+					out[of[k.obj.loc]].stale[k] = true
+				}
+				return nil
+			})
+		}
+	}
+	return out, g.Wait()
+}
+
+// chunkMonths is wholeMonths of some locations of one zone, tiered or not.
+func (c *Pricer) chunkMonths(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, zone string, ids []string,
+	tiered map[string]bool) ([]fleetSum, map[monthKey]bool, error) {
+	z, err := catalog.LoadZone(zone)
+	if err != nil {
+		return nil, nil, fmt.Errorf("zone of a fleet batch: %w", err)
+	}
+	var chained []string
+	for _, id := range ids {
+		if tiered[id] {
+			chained = append(chained, id)
+		}
+	}
+	// tiered: the counts are read from a tier chain's start (stateArgs).
+	b := fleetBatch{zone: zone, tiered: len(chained) > 0, ids: ids}
+	return c.wholeMonths(withLocsChained(ctx, ids, chained), scope, daily, b, z, dayRunOf(daily.Start, daily.End, z))
+}
+
+// wholeMonths serves the local months of a run of b's locations (one zone; ctx carries
+// them as _locs and the tiered ones as _chained: withLocsChained) whose every priced
+// bucket is valid from sums made in ClickHouse, without reading their days' money: a
+// month (within the run) is valid as a whole when it holds one version of each bucket,
+// all priced in the zone and the location's tiering, each under exactly the counts its
+// day depends on now, and no day without a bucket has readings counted — the per-day rule
+// of bucket_states.go on every day, with only each day's counts moved. Nothing is assumed of the order of the
 // two reads or of the replicas that answer them (docs/costs.md, "MONTH and NONE
 // answers"). It returns the valid months' sums (keyed by a local midnight of their month)
 // and the months that must be made day by day.
 func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
 	zone *time.Location, run dayRun) ([]fleetSum, map[monthKey]bool, error) {
 	args := stateArgs(scope, daily, b, run)
-	ctx = withLocs(ctx, b)
 	var months []monthRow
 	var counts monthCounts
 	g, gctx := errgroup.WithContext(ctx)

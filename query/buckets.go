@@ -84,9 +84,10 @@ func nextDay(t time.Time) time.Time {
 }
 
 // bucketSums prices a batch's records per local day of the window, from priced buckets
-// where they are valid, and sums the days into the request's buckets.
+// where they are valid, and sums the days into the request's buckets; months is what
+// requestMonths found for the batch (MONTH and NONE answers).
 func (c *Pricer) bucketSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, b fleetBatch,
-	plans map[string]tariffs.Plan) ([]fleetSum, error) {
+	plans map[string]tariffs.Plan, months batchMonths) ([]fleetSum, error) {
 	zone, err := catalog.LoadZone(b.zone)
 	if err != nil {
 		return nil, fmt.Errorf("zone of a fleet batch: %w", err)
@@ -97,7 +98,7 @@ func (c *Pricer) bucketSums(ctx context.Context, scope kwhouse.Scope, req FleetR
 	if req.Aggregation == AggregationDay {
 		return c.keptDays(ctx, scope, daily, b, plans, zone, run)
 	}
-	sums, err := c.monthDays(ctx, scope, daily, b, plans, zone, run)
+	sums, err := c.monthDays(ctx, scope, daily, b, plans, zone, run, months)
 	if err != nil {
 		return nil, err
 	}
@@ -105,13 +106,14 @@ func (c *Pricer) bucketSums(ctx context.Context, scope kwhouse.Scope, req FleetR
 }
 
 // monthDays returns what a MONTH or NONE answer sums of a batch over a run of days: each
-// local month whose buckets are all valid as one sum made in ClickHouse (wholeMonths),
-// the days of the other months as keptDays makes them, in (location, device, day) order.
+// local month whose buckets are all valid as one sum made in ClickHouse (months, from
+// requestMonths), the days of the other months as keptDays makes them, in (location,
+// device, day) order.
 func (c *Pricer) monthDays(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
-	plans map[string]tariffs.Plan, zone *time.Location, run dayRun) ([]fleetSum, error) {
-	out, stale, err := c.wholeMonths(ctx, scope, daily, b, zone, run)
-	if err != nil || len(stale) == 0 {
-		return out, err
+	plans map[string]tariffs.Plan, zone *time.Location, run dayRun, months batchMonths) ([]fleetSum, error) {
+	out, stale := months.sums, months.stale
+	if len(stale) == 0 {
+		return out, nil
 	}
 	// The stale months' locations, from the first stale month to the end of the last.
 	var ids []string

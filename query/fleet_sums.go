@@ -66,6 +66,13 @@ type fleetTask struct {
 func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	batches := fleetBatches(locs, plans)
+	months := make([]batchMonths, len(batches))
+	if c.buckets != nil && req.Aggregation != AggregationDay {
+		var err error
+		if months, err = c.requestMonths(ctx, scope, req, batches); err != nil {
+			return nil, err
+		}
+	}
 	results := make([][]fleetSum, len(batches))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
@@ -76,7 +83,7 @@ func (c *Pricer) fleetSums(ctx context.Context, scope kwhouse.Scope, req FleetRe
 		g.Go(func() error {
 			var err error
 			if c.buckets != nil {
-				results[i], err = c.bucketSums(gctx, scope, req, b, plans)
+				results[i], err = c.bucketSums(gctx, scope, req, b, plans, months[i])
 			} else {
 				results[i], err = c.priceBatch(gctx, scope, req, b, plans)
 			}
