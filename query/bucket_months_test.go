@@ -49,3 +49,34 @@ func TestAMonthServesNoDayWhoseCountsDifferThoughItsSumsAgree(t *testing.T) {
 		t.Errorf("after a reading of March 4: %d buckets priced, want March 2 to 4 of B", n)
 	}
 }
+
+// A MONTH answer reads a zone's whole months for its tiered and untiered locations
+// together: asked again, one read of month sums and one of change counts serve every
+// month, C's tier crossing as priced. C is tiered by month: 1,000 Wh an hour over 120
+// hours of March, the first 50 kWh at 0.10 and the other 70 at 0.20, 19.00.
+func TestAMonthAnswerReadsTieredAndUntieredLocationsTogether(t *testing.T) {
+	f := newBucketFleet(t, nil)
+	c := f.location(map[string]any{"tier_period": "MONTH", "schedule": flatRate([]any{
+		map[string]any{"fixed": 0.10, "to_kwh": 50}, map[string]any{"fixed": 0.20}})})
+	f.readings(c, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	check := func(what string, rows map[string]bucketRow) {
+		t.Helper()
+		want := map[string][2]float64{f.b + " 2024-03": {120000, 30}, c + " 2024-03": {120000, 19}}
+		for k, w := range want {
+			if g := rows[k]; !close6(g.Energy.ValueExact, w[0]) || !close6(g.Tariff.Value, w[1]) {
+				t.Errorf("%s, %s: %v Wh, %v; want %v Wh, %v", what, k, g.Energy.ValueExact, g.Tariff.Value, w[0], w[1])
+			}
+		}
+		if len(rows) != 3 {
+			t.Errorf("%s: %d rows, want March of A, B and C", what, len(rows))
+		}
+	}
+	check("first answer", f.months())
+	f.count.take()
+	p0 := f.count.n.Load()
+	check("asked again", f.months())
+	n := f.count.take()
+	if n["query.bucket_months"] != 1 || n["query.count_months"] != 1 || n["query.bucket_stored"] != 0 || f.count.n.Load() != p0 {
+		t.Errorf("asked again: %v, want one read of month sums and one of counts for the tiered and untiered locations, no day read, nothing priced", n)
+	}
+}
