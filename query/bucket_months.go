@@ -34,17 +34,16 @@ type monthRow struct {
 	days, served uint64 // rows (one a day unless a bucket has two versions), non-empty rows
 	mask         uint64 // bit n: day n of the month has a bucket
 	sameKind     uint8
-	// The counts each row was priced under: the records' as a month's fingerprint
-	// (count_months), the price changes' by day of the month (dom[i]).
-	readingsPrint uint64
-	dom           []uint8
-	pricesSeen    []uint64
-	sum           fleetSum
+	// The counts each row was priced under as the month's fingerprints (count_months in
+	// buckets.sql), and the sum of the weights of the days that have a row.
+	readingsPrint, pricesPrint, weights uint64
+	sum                                 fleetSum
 }
 
 // monthCounts are the rows of count_months (buckets.sql): the records written on each
 // object's days of a local month, as the month's fingerprint; each location's dated price
-// changes per local month, by day of the month; and its price changes of every date.
+// changes of a local month as each day's part of a fingerprint, by day of the month; and
+// its price changes of every date.
 type monthCounts struct {
 	readings map[monthKey]uint64
 	dated    map[monthKey]*[32]uint64 // objKey.dev is ""
@@ -170,29 +169,28 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 
 // valid says whether every day of m's month within the run is served as stored: one
 // version a day (rows, days), all of the same kind, each bucket's counts equal to its
-// day's now, and no reading counted on a day without a bucket. The records' counts are
-// compared as the month's fingerprints (count_months in buckets.sql): equal when every
-// day's count is, and unequal when any one day's differs, or a day without a bucket has
-// readings counted; two or more days' differences cancel out with odds of about 2^-63.
+// day's now, and no reading counted on a day without a bucket. Counts are compared as
+// the month's fingerprints (count_months in buckets.sql): equal when every day's count
+// is, and unequal when any one day's differs, or a day without a bucket has readings
+// counted; two or more days' differences cancel out with odds of about 2^-63. Price
+// changes count only on the days that have a bucket: each bucket's day was priced under
+// the location's changes of every date and of its own date.
 func (m monthRow) valid(counts monthCounts) bool {
 	if uint64(bits.OnesCount64(m.mask)) != m.days || m.sameKind != 1 || m.readingsPrint != counts.readings[m.key] {
 		return false
 	}
-	dated := counts.dated[monthKey{objKey{loc: m.key.obj.loc}, m.key.month}]
-	every := counts.every[m.key.obj.loc]
-	for i, d := range m.dom {
-		prices := every
-		if dated != nil {
-			prices += dated[d%32]
-		}
-		if m.pricesSeen[i] != prices {
-			return false
+	prices := counts.every[m.key.obj.loc] * m.weights
+	if dated := counts.dated[monthKey{objKey{loc: m.key.obj.loc}, m.key.month}]; dated != nil {
+		for d, p := range dated {
+			if m.mask&(1<<d) != 0 {
+				prices += p
+			}
 		}
 	}
-	return true
+	return m.pricesPrint == prices
 }
 
-// addDays adds counts by day of the month (days[i], counts[i]) to a, made when nil.
+// addDays adds figures by day of the month (days[i], counts[i]) to a, made when nil.
 func addDays(a *[32]uint64, days []uint8, counts []uint64) *[32]uint64 {
 	if a == nil {
 		a = &[32]uint64{}
@@ -232,8 +230,8 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 	for rows.Next() {
 		var m monthRow
 		s := &m.sum
-		if err := rows.Scan(&m.key.obj.loc, &m.key.obj.dev, &m.key.month, &m.days, &m.sameKind, &m.readingsPrint, &m.dom,
-			&m.pricesSeen, &m.mask, &m.served, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
+		if err := rows.Scan(&m.key.obj.loc, &m.key.obj.dev, &m.key.month, &m.days, &m.sameKind, &m.readingsPrint,
+			&m.pricesPrint, &m.weights, &m.mask, &m.served, &s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence,
 			&s.NImport, &s.NExport); err != nil {
 			return nil, fmt.Errorf("scan priced buckets by month: %w", err)
 		}
@@ -256,15 +254,15 @@ func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, erro
 		var k monthKey
 		var n, print uint64
 		var days []uint8
-		var dayCounts []uint64
-		if err := rows.Scan(&kind, &k.obj.loc, &k.obj.dev, &k.month, &n, &print, &days, &dayCounts); err != nil {
+		var dayPrints []uint64
+		if err := rows.Scan(&kind, &k.obj.loc, &k.obj.dev, &k.month, &n, &print, &days, &dayPrints); err != nil {
 			return out, fmt.Errorf("scan change counts by month: %w", err)
 		}
 		switch kind {
 		case 2:
 			out.every[k.obj.loc] += n
 		case 1:
-			out.dated[k] = addDays(out.dated[k], days, dayCounts)
+			out.dated[k] = addDays(out.dated[k], days, dayPrints)
 		default:
 			out.readings[k] += print
 		}

@@ -53,15 +53,18 @@ func TestAMonthServesNoDayWhoseCountsDifferThoughItsSumsAgree(t *testing.T) {
 // A MONTH answer reads a zone's whole months for its tiered and untiered locations
 // together: asked again, one read of month sums and one of change counts serve every
 // month, C's tier crossing as priced. C is tiered by month: 1,000 Wh an hour over 120
-// hours of March, the first 50 kWh at 0.10 and the other 70 at 0.20, 19.00.
+// hours of March, the first 50 kWh at 0.10 and the other 70 at 0.20, 19.00. Market
+// prices published for days without readings leave A's March whole; a price of a day
+// with readings prices that day of A again. A: 1,000 Wh an hour at the market's 0.10 plus
+// 0.02.
 func TestAMonthAnswerReadsTieredAndUntieredLocationsTogether(t *testing.T) {
 	f := newBucketFleet(t, nil)
 	c := f.location(map[string]any{"tier_period": "MONTH", "schedule": flatRate([]any{
 		map[string]any{"fixed": 0.10, "to_kwh": 50}, map[string]any{"fixed": 0.20}})})
 	f.readings(c, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
-	check := func(what string, rows map[string]bucketRow) {
+	check := func(what string, rows map[string]bucketRow, aMarch float64) {
 		t.Helper()
-		want := map[string][2]float64{f.b + " 2024-03": {120000, 30}, c + " 2024-03": {120000, 19}}
+		want := map[string][2]float64{f.a + " 2024-03": {120000, aMarch}, f.b + " 2024-03": {120000, 30}, c + " 2024-03": {120000, 19}}
 		for k, w := range want {
 			if g := rows[k]; !close6(g.Energy.ValueExact, w[0]) || !close6(g.Tariff.Value, w[1]) {
 				t.Errorf("%s, %s: %v Wh, %v; want %v Wh, %v", what, k, g.Energy.ValueExact, g.Tariff.Value, w[0], w[1])
@@ -71,12 +74,25 @@ func TestAMonthAnswerReadsTieredAndUntieredLocationsTogether(t *testing.T) {
 			t.Errorf("%s: %d rows, want March of A, B and C", what, len(rows))
 		}
 	}
-	check("first answer", f.months())
+	check("first answer", f.months(), 14.4)
 	f.count.take()
 	p0 := f.count.n.Load()
-	check("asked again", f.months())
+	check("asked again", f.months(), 14.4)
 	n := f.count.take()
 	if n["query.bucket_months"] != 1 || n["query.count_months"] != 1 || n["query.bucket_stored"] != 0 || f.count.n.Load() != p0 {
 		t.Errorf("asked again: %v, want one read of month sums and one of counts for the tiered and untiered locations, no day read, nothing priced", n)
+	}
+	// Market prices for days of March without readings change no bucket of A's March.
+	f.prices(time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 12, 0, 0, 0, 0, time.UTC), 0.3)
+	check("after prices of March 10 and 11", f.months(), 14.4)
+	if n := f.count.take(); n["query.bucket_stored"] != 0 || f.count.n.Load() != p0 {
+		t.Errorf("after prices of days without readings: %v, want no day read, nothing priced", n)
+	}
+	// A price of March 3 (24 kWh of A) re-prices A's March: 14.40 + 24 × (0.30 − 0.10).
+	p1 := f.priced()
+	f.prices(time.Date(2024, 3, 3, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC), 0.3)
+	check("after a price of March 3", f.months(), 19.2)
+	if got := f.priced() - p1; got < 1 || got > 3 {
+		t.Errorf("after a price of March 3: %d buckets priced, want A's March 2 to 4 at most", got)
 	}
 }

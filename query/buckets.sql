@@ -69,16 +69,17 @@ WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT loc
 -- each day's bucket was priced under (bucket_months.go): the records written (kind 0) as
 -- the month's fingerprint, print = sum over its days of count × day_weight (day_weight,
 -- uint64 arithmetic wraps), so a run of days adds its weights once and no row is grouped by
--- day; the dated price changes (kind 1) per day of the month (days, day_counts); kind 2
--- (every date) summed once, under month 0 (total).
+-- day; the dated price changes (kind 1) as each day's part of such a sum, by day of the
+-- month (days, day_prints: the reader adds the days that have a bucket); kind 2 (every
+-- date) summed once, under month 0 (total).
 SELECT kind, location_id, device_id, toUInt32(month) AS month_number, sum(n) AS total, sum(n * weights) AS print,
-    tupleElement(sumMapIf(dom, dom_n, kind = 1), 1) AS days, tupleElement(sumMapIf(dom, dom_n, kind = 1), 2) AS day_counts
+    tupleElement(sumMapIf(dom, dom_print, kind = 1), 1) AS days, tupleElement(sumMapIf(dom, dom_print, kind = 1), 2) AS day_prints
 FROM (
     SELECT kind, location_id, device_id, n, month,
         if(kind != 0, toUInt64(0), if(s = e, {{template "day_weight" "s"}},
             arraySum(arrayMap(i -> {{template "day_weight" "addDays(s, i)"}}, range(if(kind = 0, run_days, toUInt32(0))))))) AS weights,
         arrayMap(i -> toUInt8(toDayOfMonth(s) + i), range(if(kind = 1, run_days, toUInt32(0)))) AS dom,
-        arrayMap(i -> n, dom) AS dom_n
+        arrayMap(i -> n * {{template "day_weight" "addDays(s, i)"}}, range(length(dom))) AS dom_print
     FROM (
         SELECT kind, location_id, device_id, n, month, s, e, toUInt32(if(kind = 2, 0, toUInt32(e) - toUInt32(s) + 1)) AS run_days
         FROM (
@@ -112,16 +113,16 @@ bitOr(intHash64(toUInt32({{.}})), toUInt64(1)){{end}}
 -- devices), summed per local month (docs/costs.md, "Priced buckets"): how many rows and
 -- which days (day_mask: bit n for day n), the least of "priced in the zone, tiered as the
 -- location is now" (the tiered ones come as the external table _chained), the counts each
--- row was priced under (the records' as the fingerprint count_months makes of them:
--- readings_print; the price changes' by day of the month: dom, prices_seen, in one
--- order), and their money (an empty bucket's is 0). A bucket written again leaves its
+-- row was priced under as fingerprints (count_months: readings_print, prices_print) with
+-- the sum of their days' weights (weights), and their money (an empty bucket's is 0). A bucket written again leaves its
 -- older version until a merge: a month with more rows than days is not summed here (the
 -- reader takes it day by day, latest version first). A window that starts or ends inside
 -- a local day reads that part's bucket (as bucket_stored). The locations come as the
 -- external table _locs.
 SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, count() AS days,
     min(toUInt8(zone = @tz AND tiered = (location_id IN (SELECT location_id FROM _chained)))) AS same_kind,
-    sum(readings_seen * {{template "day_weight" "day"}}) AS readings_print, groupArray(toUInt8(toDayOfMonth(day))) AS dom, groupArray(prices_seen) AS prices_seen,
+    sum(readings_seen * {{template "day_weight" "day"}}) AS readings_print,
+    sum(prices_seen * {{template "day_weight" "day"}}) AS prices_print, sum({{template "day_weight" "day"}}) AS weights,
     groupBitOr(bitShiftLeft(toUInt64(1), toDayOfMonth(day))) AS day_mask,
     countIf(empty = 0) AS served, sum(energy_wh) AS energy_wh, sum(money) AS money,
     sum(money_commodity) AS money_commodity, sum(money_non_commodity) AS money_non_commodity,

@@ -2,16 +2,16 @@
 -- devices), summed per local month (docs/costs.md, "Priced buckets"): how many rows and
 -- which days (day_mask: bit n for day n), the least of "priced in the zone, tiered as the
 -- location is now" (the tiered ones come as the external table _chained), the counts each
--- row was priced under (the records' as the fingerprint count_months makes of them:
--- readings_print; the price changes' by day of the month: dom, prices_seen, in one
--- order), and their money (an empty bucket's is 0). A bucket written again leaves its
+-- row was priced under as fingerprints (count_months: readings_print, prices_print) with
+-- the sum of their days' weights (weights), and their money (an empty bucket's is 0). A bucket written again leaves its
 -- older version until a merge: a month with more rows than days is not summed here (the
 -- reader takes it day by day, latest version first). A window that starts or ends inside
 -- a local day reads that part's bucket (as bucket_stored). The locations come as the
 -- external table _locs.
 SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, count() AS days,
     min(toUInt8(zone = @tz AND tiered = (location_id IN (SELECT location_id FROM _chained)))) AS same_kind,
-    sum(readings_seen * bitOr(intHash64(toUInt32(day)), toUInt64(1))) AS readings_print, groupArray(toUInt8(toDayOfMonth(day))) AS dom, groupArray(prices_seen) AS prices_seen,
+    sum(readings_seen * bitOr(intHash64(toUInt32(day)), toUInt64(1))) AS readings_print,
+    sum(prices_seen * bitOr(intHash64(toUInt32(day)), toUInt64(1))) AS prices_print, sum(bitOr(intHash64(toUInt32(day)), toUInt64(1))) AS weights,
     groupBitOr(bitShiftLeft(toUInt64(1), toDayOfMonth(day))) AS day_mask,
     countIf(empty = 0) AS served, sum(energy_wh) AS energy_wh, sum(money) AS money,
     sum(money_commodity) AS money_commodity, sum(money_non_commodity) AS money_non_commodity,

@@ -3,16 +3,17 @@
 -- each day's bucket was priced under (bucket_months.go): the records written (kind 0) as
 -- the month's fingerprint, print = sum over its days of count × day_weight (day_weight,
 -- uint64 arithmetic wraps), so a run of days adds its weights once and no row is grouped by
--- day; the dated price changes (kind 1) per day of the month (days, day_counts); kind 2
--- (every date) summed once, under month 0 (total).
+-- day; the dated price changes (kind 1) as each day's part of such a sum, by day of the
+-- month (days, day_prints: the reader adds the days that have a bucket); kind 2 (every
+-- date) summed once, under month 0 (total).
 SELECT kind, location_id, device_id, toUInt32(month) AS month_number, sum(n) AS total, sum(n * weights) AS print,
-    tupleElement(sumMapIf(dom, dom_n, kind = 1), 1) AS days, tupleElement(sumMapIf(dom, dom_n, kind = 1), 2) AS day_counts
+    tupleElement(sumMapIf(dom, dom_print, kind = 1), 1) AS days, tupleElement(sumMapIf(dom, dom_print, kind = 1), 2) AS day_prints
 FROM (
     SELECT kind, location_id, device_id, n, month,
         if(kind != 0, toUInt64(0), if(s = e, bitOr(intHash64(toUInt32(s)), toUInt64(1)),
             arraySum(arrayMap(i -> bitOr(intHash64(toUInt32(addDays(s, i))), toUInt64(1)), range(if(kind = 0, run_days, toUInt32(0))))))) AS weights,
         arrayMap(i -> toUInt8(toDayOfMonth(s) + i), range(if(kind = 1, run_days, toUInt32(0)))) AS dom,
-        arrayMap(i -> n, dom) AS dom_n
+        arrayMap(i -> n * bitOr(intHash64(toUInt32(addDays(s, i))), toUInt64(1)), range(length(dom))) AS dom_print
     FROM (
         SELECT kind, location_id, device_id, n, month, s, e, toUInt32(if(kind = 2, 0, toUInt32(e) - toUInt32(s) + 1)) AS run_days
         FROM (
