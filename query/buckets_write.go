@@ -15,24 +15,43 @@ import (
 // checked up to a day past a bucket).
 func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch, zone *time.Location,
 	run dayRun, from, to time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) error {
-	counts := make(map[dayKey]bucketState, len(states))
-	for _, s := range states {
-		counts[dayKey{s.Loc, s.Dev, s.Day.Format(time.DateOnly)}] = s
+	rows := bucketRows(zone, from, to, states, staleFrom, priced)
+	return c.writeBuckets(ctx, scope, daily.Direction, b, run, rows)
+}
+
+// bucketRows are the buckets keepBuckets writes: each priced day under its counts, and an
+// empty bucket for each counted day of a stale location that priced to nothing. Days are
+// keyed by civil date numbers, not strings: a cold fleet month has 31,000 of them.
+func bucketRows(zone *time.Location, from, to time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) []bucketRow {
+	type key struct {
+		loc, dev string
+		date     int32
 	}
-	var rows []bucketRow
-	done := map[dayKey]bool{}
+	idx := make(map[key]int, len(states))
+	for i, s := range states {
+		if _, stale := staleFrom[s.Loc]; stale {
+			idx[key{s.Loc, s.Dev, civilDate(s.Day)}] = i
+		}
+	}
+	done := make([]bool, len(states))
+	rows := make([]bucketRow, 0, len(priced))
 	for _, s := range priced {
 		start := time.Unix(int64(s.Key), 0).In(zone)
-		k := dayKey{s.Loc, s.Dev, start.Format(time.DateOnly)}
-		done[k] = true
+		i, counted := idx[key{s.Loc, s.Dev, civilDate(start)}]
+		var n bucketState
+		if counted {
+			done[i], n = true, states[i]
+		}
 		if int64(s.Reach) > nextDay(start).Unix()+86400 || s.Dirty != 0 {
 			continue
 		}
-		n := counts[k]
 		rows = append(rows, bucketRow{sum: s, day: start, readings: n.ReadingsNow, prices: n.PricesNow})
 	}
-	for k, s := range counts {
-		if _, stale := staleFrom[s.Loc]; !stale || done[k] || s.ReadingsNow == 0 {
+	for i, s := range states {
+		if done[i] || s.ReadingsNow == 0 {
+			continue
+		}
+		if j, ok := idx[key{s.Loc, s.Dev, civilDate(s.Day)}]; !ok || j != i { // not stale, or a later state of its day counts
 			continue
 		}
 		day := time.Date(s.Day.Year(), s.Day.Month(), s.Day.Day(), 0, 0, 0, 0, zone)
@@ -42,7 +61,13 @@ func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily Fle
 		rows = append(rows, bucketRow{sum: fleetSum{Loc: s.Loc, Dev: s.Dev, Key: uint32(day.Unix())}, day: day,
 			readings: s.ReadingsNow, prices: s.PricesNow, empty: true})
 	}
-	return c.writeBuckets(ctx, scope, daily.Direction, b, run, rows)
+	return rows
+}
+
+// civilDate numbers t's calendar date in its own zone (20240615).
+func civilDate(t time.Time) int32 {
+	y, m, d := t.Date()
+	return int32(y*10000 + int(m)*100 + d)
 }
 
 // bucketRow is one priced bucket to write.
@@ -66,7 +91,10 @@ func (c *Pricer) writeBuckets(ctx context.Context, scope kwhouse.Scope, dir stri
 		r := rows[i]
 		s := r.sum
 		date := time.Date(r.day.Year(), r.day.Month(), r.day.Day(), 0, 0, 0, 0, time.UTC)
-		span := run.spans[date.Format(time.DateOnly)]
+		var span [2]uint32 // whole days: 0, 0; only a window's partial first or last day has a span
+		if len(run.spans) > 0 {
+			span = run.spans[date.Format(time.DateOnly)]
+		}
 		return []any{scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir, date, span[0], span[1],
 			time.Unix(int64(s.Key), 0).UTC(), b.zone, boolByte(b.tiered), boolByte(r.empty), s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom,
 			s.MoneyNon, s.Confidence, r.readings, r.prices, ver + uint64(i)}
