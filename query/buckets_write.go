@@ -87,22 +87,45 @@ func (c *Pricer) writeBuckets(ctx context.Context, scope kwhouse.Scope, dir stri
 	if err != nil {
 		return fmt.Errorf("versions of priced buckets: %w", err)
 	}
-	err = c.db.InsertRows(ctx, insertBucketsStmt, len(rows), func(i int) []any {
-		r := rows[i]
-		s := r.sum
-		date := time.Date(r.day.Year(), r.day.Month(), r.day.Day(), 0, 0, 0, 0, time.UTC)
-		var span [2]uint32 // whole days: 0, 0; only a window's partial first or last day has a span
-		if len(run.spans) > 0 {
-			span = run.spans[date.Format(time.DateOnly)]
-		}
-		return []any{scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir, date, span[0], span[1],
-			time.Unix(int64(s.Key), 0).UTC(), b.zone, boolByte(b.tiered), boolByte(r.empty), s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom,
-			s.MoneyNon, s.Confidence, r.readings, r.prices, ver + uint64(i)}
-	})
+	batch, err := c.db.Insert(ctx, insertBucketsStmt)
 	if err != nil {
 		return fmt.Errorf("write priced buckets: %w", err)
 	}
+	for i, col := range bucketColumns(scope, dir, b, run, rows, ver) {
+		if err := batch.Column(i).Append(col); err != nil {
+			_ = batch.Abort()
+			return fmt.Errorf("write priced buckets, column %d: %w", i, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("write priced buckets: %w", err)
+	}
 	return nil
+}
+
+// bucketColumns are rows as the columns of insertBucketsStmt, in its order (a column
+// each: a cold fleet month is 31,000 rows), versions from ver on.
+func bucketColumns(scope kwhouse.Scope, dir string, b fleetBatch, run dayRun, rows []bucketRow, ver uint64) []any {
+	n := len(rows)
+	account, live, loc, dev, dirs := make([]string, n), make([]uint8, n), make([]string, n), make([]string, n), make([]string, n)
+	date, spanFrom, spanTo, start := make([]time.Time, n), make([]uint32, n), make([]uint32, n), make([]time.Time, n)
+	zone, tiered, empty, nImport, nExport := make([]string, n), make([]uint8, n), make([]uint8, n), make([]uint64, n), make([]uint64, n)
+	energy, money, com, non, conf := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	readings, prices, version := make([]uint64, n), make([]uint64, n), make([]uint64, n)
+	for i, r := range rows {
+		s := r.sum
+		date[i] = time.Date(r.day.Year(), r.day.Month(), r.day.Day(), 0, 0, 0, 0, time.UTC)
+		if len(run.spans) > 0 { // only a window's partial first or last day has a span; whole days 0, 0
+			span := run.spans[date[i].Format(time.DateOnly)]
+			spanFrom[i], spanTo[i] = span[0], span[1]
+		}
+		account[i], live[i], loc[i], dev[i], dirs[i] = scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir
+		start[i], zone[i], tiered[i], empty[i] = time.Unix(int64(s.Key), 0).UTC(), b.zone, boolByte(b.tiered), boolByte(r.empty)
+		nImport[i], nExport[i], energy[i], money[i], com[i], non[i] = s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom, s.MoneyNon
+		conf[i], readings[i], prices[i], version[i] = s.Confidence, r.readings, r.prices, ver+uint64(i)
+	}
+	return []any{account, live, loc, dev, dirs, date, spanFrom, spanTo, start, zone, tiered, empty, nImport, nExport,
+		energy, money, com, non, conf, readings, prices, version}
 }
 
 func boolByte(b bool) uint8 {
