@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -204,13 +206,52 @@ func (d *Decoded[T]) read(ctx context.Context, scope kwhouse.Scope, ids []string
 	if err != nil {
 		return nil, fmt.Errorf("read %s documents: %w", d.kind, err)
 	}
+	values, err := d.decodeAll(docs)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]decodedDoc[T], len(docs))
-	for _, doc := range docs {
-		v, err := d.decode(doc)
-		if err != nil {
-			return nil, err
-		}
-		out[doc.ID] = decodedDoc[T]{id: doc.ID, version: doc.Version, created: doc.CreatedUS, value: v}
+	for i, doc := range docs {
+		out[doc.ID] = decodedDoc[T]{id: doc.ID, version: doc.Version, created: doc.CreatedUS, value: values[i]}
 	}
 	return out, nil
+}
+
+// decodeChunk is how many documents one goroutine decodes at least: a process's first read
+// of a fleet (every location and tariff at once) is decoded on every core.
+const decodeChunk = 128
+
+// decodeAll decodes docs in order, in runs of at least decodeChunk side by side.
+func (d *Decoded[T]) decodeAll(docs []Doc) ([]T, error) {
+	values := make([]T, len(docs))
+	workers := min(runtime.GOMAXPROCS(0), (len(docs)+decodeChunk-1)/decodeChunk)
+	if workers <= 1 {
+		for i, doc := range docs {
+			v, err := d.decode(doc)
+			if err != nil {
+				return nil, err
+			}
+			values[i] = v
+		}
+		return values, nil
+	}
+	per := (len(docs) + workers - 1) / workers
+	var g errgroup.Group
+	for lo := 0; lo < len(docs); lo += per {
+		hi := min(lo+per, len(docs))
+		g.Go(func() error {
+			for i := lo; i < hi; i++ {
+				v, err := d.decode(docs[i])
+				if err != nil {
+					return err
+				}
+				values[i] = v
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return values, nil
 }

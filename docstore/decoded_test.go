@@ -2,6 +2,7 @@ package docstore_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -76,5 +77,51 @@ func TestDecodedReadsOnlyWhatChangedAndSeesEveryWrite(t *testing.T) {
 	write(b, "b1", true)
 	if got := names(0); !slices.Equal(got, []string{"a2"}) {
 		t.Errorf("after a delete elsewhere %v", got)
+	}
+}
+
+// A process's first read of many documents (decoded side by side) gives each document its
+// own value, newest first, and a document that does not decode fails the read.
+func TestDecodedFirstReadOfManyDocuments(t *testing.T) {
+	db := testkit.ClickHouse(t)
+	store := docstore.New(db, docstore.NoCache{}, time.Now)
+	scope := kwhouse.Scope{AccountID: "acc_decoded_many"}
+	const n = 1000
+	docs := make([]docstore.Doc, n)
+	start := time.Now().UnixMicro()
+	for i := range docs {
+		b, _ := json.Marshal(named{fmt.Sprint(i)})
+		docs[i] = docstore.Doc{Kind: "location", ID: kwhouse.NewID(kwhouse.PrefixLocation), Scope: scope, CreatedUS: start + int64(i), Body: b}
+	}
+	if err := store.Write(t.Context(), docs...); err != nil {
+		t.Fatal(err)
+	}
+	decode := func(d docstore.Doc) (named, error) {
+		var v named
+		err := json.Unmarshal(d.Body, &v)
+		return v, err
+	}
+	all, err := docstore.NewDecoded(store, "location", decode).AllVersioned(t.Context(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != n {
+		t.Fatalf("%d documents, want %d", len(all), n)
+	}
+	for i, v := range all {
+		want := docs[n-1-i] // newest first
+		if v.ID != want.ID || v.Value.Name != fmt.Sprint(n-1-i) {
+			t.Fatalf("document %d: %s %q, want %s %q", i, v.ID, v.Value.Name, want.ID, fmt.Sprint(n-1-i))
+		}
+	}
+	bad := docs[n/2]
+	failing := func(d docstore.Doc) (named, error) {
+		if d.ID == bad.ID {
+			return named{}, fmt.Errorf("not a location")
+		}
+		return decode(d)
+	}
+	if _, err := docstore.NewDecoded(store, "location", failing).All(t.Context(), scope); err == nil {
+		t.Error("a document that does not decode was left out without an error")
 	}
 }

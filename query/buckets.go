@@ -68,11 +68,6 @@ func (c *Pricer) BucketCounts() BucketCounts {
 		Invalidated: c.buckets.invalidated.Load()}
 }
 
-// dayKey names a bucket: a location, device and local date.
-type dayKey struct {
-	loc, dev, date string
-}
-
 // localMidnight is the start of t's local day (ClickHouse's toStartOfDay in t's zone).
 func localMidnight(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())

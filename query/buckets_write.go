@@ -15,24 +15,43 @@ import (
 // checked up to a day past a bucket).
 func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch, zone *time.Location,
 	run dayRun, from, to time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) error {
-	counts := make(map[dayKey]bucketState, len(states))
-	for _, s := range states {
-		counts[dayKey{s.Loc, s.Dev, s.Day.Format(time.DateOnly)}] = s
+	rows := bucketRows(zone, from, to, states, staleFrom, priced)
+	return c.writeBuckets(ctx, scope, daily.Direction, b, run, rows)
+}
+
+// bucketRows are the buckets keepBuckets writes: each priced day under its counts, and an
+// empty bucket for each counted day of a stale location that priced to nothing. Days are
+// keyed by civil date numbers, not strings: a cold fleet month has 31,000 of them.
+func bucketRows(zone *time.Location, from, to time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) []bucketRow {
+	type key struct {
+		loc, dev string
+		date     int32
 	}
-	var rows []bucketRow
-	done := map[dayKey]bool{}
+	idx := make(map[key]int, len(states))
+	for i, s := range states {
+		if _, stale := staleFrom[s.Loc]; stale {
+			idx[key{s.Loc, s.Dev, civilDate(s.Day)}] = i
+		}
+	}
+	done := make([]bool, len(states))
+	rows := make([]bucketRow, 0, len(priced))
 	for _, s := range priced {
 		start := time.Unix(int64(s.Key), 0).In(zone)
-		k := dayKey{s.Loc, s.Dev, start.Format(time.DateOnly)}
-		done[k] = true
+		i, counted := idx[key{s.Loc, s.Dev, civilDate(start)}]
+		var n bucketState
+		if counted {
+			done[i], n = true, states[i]
+		}
 		if int64(s.Reach) > nextDay(start).Unix()+86400 || s.Dirty != 0 {
 			continue
 		}
-		n := counts[k]
 		rows = append(rows, bucketRow{sum: s, day: start, readings: n.ReadingsNow, prices: n.PricesNow})
 	}
-	for k, s := range counts {
-		if _, stale := staleFrom[s.Loc]; !stale || done[k] || s.ReadingsNow == 0 {
+	for i, s := range states {
+		if done[i] || s.ReadingsNow == 0 {
+			continue
+		}
+		if j, ok := idx[key{s.Loc, s.Dev, civilDate(s.Day)}]; !ok || j != i { // not stale, or a later state of its day counts
 			continue
 		}
 		day := time.Date(s.Day.Year(), s.Day.Month(), s.Day.Day(), 0, 0, 0, 0, zone)
@@ -42,7 +61,13 @@ func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily Fle
 		rows = append(rows, bucketRow{sum: fleetSum{Loc: s.Loc, Dev: s.Dev, Key: uint32(day.Unix())}, day: day,
 			readings: s.ReadingsNow, prices: s.PricesNow, empty: true})
 	}
-	return c.writeBuckets(ctx, scope, daily.Direction, b, run, rows)
+	return rows
+}
+
+// civilDate numbers t's calendar date in its own zone (20240615).
+func civilDate(t time.Time) int32 {
+	y, m, d := t.Date()
+	return int32(y*10000 + int(m)*100 + d)
 }
 
 // bucketRow is one priced bucket to write.
@@ -62,19 +87,45 @@ func (c *Pricer) writeBuckets(ctx context.Context, scope kwhouse.Scope, dir stri
 	if err != nil {
 		return fmt.Errorf("versions of priced buckets: %w", err)
 	}
-	err = c.db.InsertRows(ctx, insertBucketsStmt, len(rows), func(i int) []any {
-		r := rows[i]
-		s := r.sum
-		date := time.Date(r.day.Year(), r.day.Month(), r.day.Day(), 0, 0, 0, 0, time.UTC)
-		span := run.spans[date.Format(time.DateOnly)]
-		return []any{scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir, date, span[0], span[1],
-			time.Unix(int64(s.Key), 0).UTC(), b.zone, boolByte(b.tiered), boolByte(r.empty), s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom,
-			s.MoneyNon, s.Confidence, r.readings, r.prices, ver + uint64(i)}
-	})
+	batch, err := c.db.Insert(ctx, insertBucketsStmt)
 	if err != nil {
 		return fmt.Errorf("write priced buckets: %w", err)
 	}
+	for i, col := range bucketColumns(scope, dir, b, run, rows, ver) {
+		if err := batch.Column(i).Append(col); err != nil {
+			_ = batch.Abort()
+			return fmt.Errorf("write priced buckets, column %d: %w", i, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("write priced buckets: %w", err)
+	}
 	return nil
+}
+
+// bucketColumns are rows as the columns of insertBucketsStmt, in its order (a column
+// each: a cold fleet month is 31,000 rows), versions from ver on.
+func bucketColumns(scope kwhouse.Scope, dir string, b fleetBatch, run dayRun, rows []bucketRow, ver uint64) []any {
+	n := len(rows)
+	account, live, loc, dev, dirs := make([]string, n), make([]uint8, n), make([]string, n), make([]string, n), make([]string, n)
+	date, spanFrom, spanTo, start := make([]time.Time, n), make([]uint32, n), make([]uint32, n), make([]time.Time, n)
+	zone, tiered, empty, nImport, nExport := make([]string, n), make([]uint8, n), make([]uint8, n), make([]uint64, n), make([]uint64, n)
+	energy, money, com, non, conf := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	readings, prices, version := make([]uint64, n), make([]uint64, n), make([]uint64, n)
+	for i, r := range rows {
+		s := r.sum
+		date[i] = time.Date(r.day.Year(), r.day.Month(), r.day.Day(), 0, 0, 0, 0, time.UTC)
+		if len(run.spans) > 0 { // only a window's partial first or last day has a span; whole days 0, 0
+			span := run.spans[date[i].Format(time.DateOnly)]
+			spanFrom[i], spanTo[i] = span[0], span[1]
+		}
+		account[i], live[i], loc[i], dev[i], dirs[i] = scope.AccountID, scope.LiveByte(), s.Loc, s.Dev, dir
+		start[i], zone[i], tiered[i], empty[i] = time.Unix(int64(s.Key), 0).UTC(), b.zone, boolByte(b.tiered), boolByte(r.empty)
+		nImport[i], nExport[i], energy[i], money[i], com[i], non[i] = s.NImport, s.NExport, s.Energy, s.Money, s.MoneyCom, s.MoneyNon
+		conf[i], readings[i], prices[i], version[i] = s.Confidence, r.readings, r.prices, ver+uint64(i)
+	}
+	return []any{account, live, loc, dev, dirs, date, spanFrom, spanTo, start, zone, tiered, empty, nImport, nExport,
+		energy, money, com, non, conf, readings, prices, version}
 }
 
 func boolByte(b bool) uint8 {
