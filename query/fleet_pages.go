@@ -172,20 +172,24 @@ func (c *Pricer) recordedDirections(ctx context.Context, scope kwhouse.Scope, re
 	return out, rows.Err()
 }
 
-// rowsPerLocation is the most rows one location of locs gives req: a row per local day or
-// month the window touches in its zone (the most over locs' zones), or one.
+// rowsPerLocation is how many rows a location of locs with records in every bucket gives
+// req at least: a row per local day or month the window touches in its zone (the fewest
+// over locs' zones, so that a chunk sized by it is never short in a fleet of several
+// zones), or one.
 func rowsPerLocation(req FleetRequest, locs map[string]catalog.Location) int {
 	if req.Aggregation != AggregationDay && req.Aggregation != AggregationMonth {
 		return 1
 	}
-	seen, most := map[string]bool{}, 1
+	seen, fewest := map[string]bool{}, 0
 	for _, l := range locs {
 		if !seen[l.Timezone] {
 			seen[l.Timezone] = true
-			most = max(most, bucketsIn(req, l.Timezone))
+			if n := bucketsIn(req, l.Timezone); fewest == 0 || n < fewest {
+				fewest = n
+			}
 		}
 	}
-	return most
+	return max(1, fewest)
 }
 
 // bucketsIn is how many local days (DAY) or months (MONTH) of zone req's window
