@@ -90,7 +90,8 @@ type FleetRow struct {
 	wh, money    float64 // unrounded, for ordering and sums
 }
 
-// FleetSkipped lists the objects with records in the window that cannot be priced.
+// FleetSkipped lists the objects with records in the window that cannot be priced: the
+// whole answer's on a first page; on a later page by location id, those it covers (fleetPage).
 type FleetSkipped struct {
 	Count int           `json:"count"`
 	Data  []SkippedItem `json:"data"`

@@ -27,34 +27,55 @@ func pagedByID(req FleetRequest) bool {
 	return !req.All && req.Order == OrderID && req.GroupBy == GroupLocation
 }
 
-// fleetPage returns the sorted rows of req's page and every location skipped: the rows of
-// the locations from the cursor's on, in chunks of id order (the first enough for the page
-// if every location has a row in every bucket, more when chunks come up short), until they
-// fill the page; the skipped ones from the locations that may be (fleetSkipped), read
-// meanwhile.
+// fleetPage returns the sorted rows of req's page and the locations it lists as skipped:
+// the rows of the locations from the cursor's on, in chunks of id order (the first enough
+// for the page if every location has a row in every bucket, more when chunks come up
+// short), until they fill the page. The first page lists every skipped location of the
+// whole answer (fleetSkipped, read meanwhile), as an answer in one page does; a later page
+// (starting_after given) only the skipped ones among the locations it covers, from its
+// cursor's location to its last row's (to the end on the last page), as its own pricing
+// finds them: no check of the whole fleet per page, and the pages after the first list
+// each skipped location once between them.
 func (c *Pricer) fleetPage(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	if req.StartingAfter != "" {
+		rows, skipped, err := c.pageRows(ctx, scope, req, locs, plans)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rows, coveredSkipped(rows, skipped, req.Limit), nil
+	}
 	var skipped []SkippedItem
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { skipped, err = c.fleetSkipped(gctx, scope, req, locs, plans); return err })
 	var rows []FleetRow
-	g.Go(func() (err error) { rows, err = c.pageRows(gctx, scope, req, locs, plans); return err })
+	g.Go(func() (err error) { rows, _, err = c.pageRows(gctx, scope, req, locs, plans); return err })
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
 	return rows, skipped, nil
 }
 
+// coveredSkipped keeps the skipped locations a page of limit rows cut from rows covers:
+// those up to its last row's location when rows go on past the page, else all of them.
+func coveredSkipped(rows []FleetRow, skipped []SkippedItem, limit int) []SkippedItem {
+	if len(rows) <= limit {
+		return skipped
+	}
+	last := rows[limit-1].key.group
+	n := sort.Search(len(skipped), func(i int) bool { return skipped[i].ID > last })
+	return skipped[:n]
+}
+
 // pageRows returns the sorted rows of the locations from req's cursor on, at least a page
-// of them when there are that many.
+// of them when there are that many, and the locations skipped among those it priced, in
+// id order.
 func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
-	plans map[string]tariffs.Plan) ([]FleetRow, error) {
+	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
 	ids := sortedIDs(locs)
 	cur, _ := parseCursor(req.StartingAfter) // checked in Validate
 	i := sort.SearchStrings(ids, cur.key.group)
-	// A location's rows: at most per, usually one less (a window of whole days touches
-	// days + 1 local days of a zone that is not UTC).
-	per := max(1, bucketsPerLocation(req)-1)
+	per := rowsPerLocation(req, locs)
 	grow := 1 // how many times more locations than the rows left need, if chunks come up short
 	// The cursor's location comes first, its rows up to the cursor already served.
 	behind := 0
@@ -62,6 +83,7 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 		behind = per
 	}
 	var rows []FleetRow
+	skipped := []SkippedItem{}
 	for i < len(ids) && len(rows) <= req.Limit {
 		want := req.Limit + 1 - len(rows)
 		k := grow * ((want + behind + per - 1) / per) // enough for the rows left if every bucket has records
@@ -72,9 +94,9 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 		for _, id := range chunk {
 			sub[id] = locs[id]
 		}
-		r, _, err := c.pricedRows(ctx, scope, req, sub, plans)
+		r, s, err := c.pricedRows(ctx, scope, req, sub, plans)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sortFleet(r, req.Order)
 		if req.StartingAfter != "" {
@@ -84,8 +106,9 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 			grow *= 2 // sparse locations (few records, or skipped): take more at a time
 		}
 		rows = append(rows, r...)
+		skipped = append(skipped, s...)
 	}
-	return rows, nil
+	return rows, skipped, nil
 }
 
 // fleetSkipped lists the locations of the whole answer that cannot be priced: only a
@@ -149,17 +172,40 @@ func (c *Pricer) recordedDirections(ctx context.Context, scope kwhouse.Scope, re
 	return out, rows.Err()
 }
 
-// bucketsPerLocation is the most rows one location gives req: a row per local day or month
-// the window touches (in any zone), or one.
-func bucketsPerLocation(req FleetRequest) int {
-	days := int(req.End.Sub(req.Start).Hours()/24) + 2
-	switch req.Aggregation {
-	case AggregationDay:
-		return days
-	case AggregationMonth:
-		return days/28 + 2
+// rowsPerLocation is how many rows a location of locs with records in every bucket gives
+// req at least: a row per local day or month the window touches in its zone (the fewest
+// over locs' zones, so that a chunk sized by it is never short in a fleet of several
+// zones), or one.
+func rowsPerLocation(req FleetRequest, locs map[string]catalog.Location) int {
+	if req.Aggregation != AggregationDay && req.Aggregation != AggregationMonth {
+		return 1
 	}
-	return 1
+	seen, fewest := map[string]bool{}, 0
+	for _, l := range locs {
+		if !seen[l.Timezone] {
+			seen[l.Timezone] = true
+			if n := bucketsIn(req, l.Timezone); fewest == 0 || n < fewest {
+				fewest = n
+			}
+		}
+	}
+	return max(1, fewest)
+}
+
+// bucketsIn is how many local days (DAY) or months (MONTH) of zone req's window
+// [start, end) touches.
+func bucketsIn(req FleetRequest, zone string) int {
+	z, err := catalog.LoadZone(zone)
+	if err != nil {
+		z = time.UTC // a stored location's zone always loads
+	}
+	first, last := req.Start.In(z), req.End.Add(-time.Nanosecond).In(z)
+	if req.Aggregation == AggregationMonth {
+		return (last.Year()-first.Year())*12 + int(last.Month()) - int(first.Month()) + 1
+	}
+	d0 := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, time.UTC)
+	d1 := time.Date(last.Year(), last.Month(), last.Day(), 0, 0, 0, 0, time.UTC)
+	return int(d1.Sub(d0).Hours()/24) + 1
 }
 
 func sortedIDs(locs map[string]catalog.Location) []string {

@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -113,4 +114,123 @@ func TestFleetPagesShowAWriteBetweenThemOnTheLaterPage(t *testing.T) {
 	}
 	// Asked again, the later page is served as priced after the write.
 	check("later page, asked again", ask().Data, later.Data)
+}
+
+// TestFleetPagesAfterTheFirstReadOnlyTheirOwnLocations: ten London locations with 1 kWh
+// every hour of March 1–3, all but the fifth in id order on a flat 0.25 tariff (the fifth,
+// with no tariff, is skipped: no_tariff_connected), so the answer by DAY has 27 rows of
+// 24 kWh and 6.00. Paged 7 rows at a time, the four pages' rows are the one-page answer's,
+// in its order. Each page reads its buckets and their change counts once and prices
+// nothing; only the first page looks for skipped locations over the whole fleet (and
+// reads the fifth's buckets too, to find it cannot be priced), and lists the fifth as the
+// one-page answer does. The later pages list a skipped location
+// only on the page whose rows pass it: the second (its rows end at the sixth location).
+func TestFleetPagesAfterTheFirstReadOnlyTheirOwnLocations(t *testing.T) {
+	count := &pricingCount{}
+	api := apitest.Start(t, apitest.Options{Observe: count.observe})
+	acc := api.NewAccount("pages")
+	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), count: count, auth: acc.Test()}
+	var ids []string
+	for range 10 {
+		ids = append(ids, f.must(f.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}))["id"].(string))
+	}
+	slices.Sort(ids)
+	var recs []any
+	for i, loc := range ids {
+		if i != 4 {
+			f.must(f.do("POST", "/tariffs/elements", map[string]any{"location_id": loc, "direction": "IMPORT", "type": "COMMODITY",
+				"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z",
+				"schedule": flatRate([]any{map[string]any{"fixed": 0.25}})}))
+		}
+		for h := range 3 * 24 {
+			s := time.Date(2024, 3, 1, h, 0, 0, 0, time.UTC)
+			recs = append(recs, map[string]any{"location_id": loc, "start_time": s.Format(time.RFC3339),
+				"end_time": s.Add(time.Hour).Format(time.RFC3339), "value": 1000, "units": "WH"})
+		}
+	}
+	f.must(f.do("PUT", "/meters/interval", recs))
+	type row struct {
+		LocationID string `json:"location_id"`
+		Date       string
+		Energy     struct {
+			ValueExact float64 `json:"value_exact"`
+		}
+		Tariff struct{ Value float64 }
+	}
+	type page struct {
+		Data       []row
+		HasMore    bool    `json:"has_more"`
+		NextCursor *string `json:"next_cursor"`
+		Skipped    struct {
+			Count int
+			Data  []struct{ ID, Code string }
+		}
+	}
+	body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-04T00:00:00Z", "aggregation": "DAY"}
+	ask := func() page {
+		t.Helper()
+		r := f.do("POST", "/costs/fleet", body)
+		if r.Status != 200 {
+			t.Fatalf("fleet: %d %s", r.Status, r.Body)
+		}
+		var p page
+		if err := json.Unmarshal(r.Body, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	whole := ask() // prices every bucket
+	if len(whole.Data) != 27 || whole.HasMore || whole.Skipped.Count != 1 || whole.Skipped.Data[0].ID != ids[4] ||
+		whole.Skipped.Data[0].Code != "no_tariff_connected" {
+		t.Fatalf("one page: %d rows, has_more %t, skipped %+v; want 27 rows, the fifth location skipped", len(whole.Data), whole.HasMore, whole.Skipped)
+	}
+	for _, r := range whole.Data {
+		if r.Energy.ValueExact != 24000 || !close6(r.Tariff.Value, 6) {
+			t.Errorf("one page: %+v, want 24 kWh at 6.00", r)
+		}
+	}
+
+	body["limit"] = 7
+	var rows []row
+	var skippedLater []string
+	recorded := 0
+	for n := 0; ; n++ {
+		count.take()
+		p := ask()
+		st := count.take()
+		recorded += st["query.fleet_recorded"]
+		reads := 1
+		if n == 0 {
+			reads = 2 // the page's, and the skipped location's own to find it cannot be priced
+		}
+		if st["query.bucket_stored"] != reads || st["query.bucket_counts"] != reads || st["query.fleet"]+st["query.fleet_arrays"] != 0 {
+			t.Errorf("page %d read stored buckets %d times, change counts %d times and priced %d times; want %d, %d and 0",
+				n, st["query.bucket_stored"], st["query.bucket_counts"], st["query.fleet"]+st["query.fleet_arrays"], reads, reads)
+		}
+		rows = append(rows, p.Data...)
+		if n == 0 && (p.Skipped.Count != 1 || p.Skipped.Data[0].ID != ids[4]) {
+			t.Errorf("first page skipped %+v, want the fifth location as the one-page answer lists it", p.Skipped)
+		}
+		if n > 0 {
+			for _, s := range p.Skipped.Data {
+				skippedLater = append(skippedLater, fmt.Sprintf("page %d: %s", n, s.ID))
+			}
+		}
+		if !p.HasMore {
+			if n != 3 {
+				t.Errorf("%d pages, want 4", n+1)
+			}
+			break
+		}
+		body["starting_after"] = *p.NextCursor
+	}
+	if recorded != 1 {
+		t.Errorf("the pages looked for skipped locations over the whole fleet %d times, want once (the first page)", recorded)
+	}
+	if want := []string{"page 1: " + ids[4]}; !slices.Equal(skippedLater, want) {
+		t.Errorf("later pages skipped %v, want %v", skippedLater, want)
+	}
+	if !slices.Equal(rows, whole.Data) {
+		t.Errorf("the pages' rows differ from the one-page answer's:\n%+v\n%+v", rows, whole.Data)
+	}
 }
