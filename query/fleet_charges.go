@@ -62,7 +62,11 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	byDay, asked := map[string]catalog.Location{}, map[string]catalog.Location{}
 	for id, l := range locs {
 		all = append(all, id)
-		if !oneTaxRate(plans[id], req.Direction, req.Start, req.End) {
+		zone, err := catalog.LoadZone(l.Timezone)
+		if err != nil {
+			return nil, nil, fmt.Errorf("zone of %s: %w", id, err)
+		}
+		if !oneTaxRate(plans[id], req.Direction, zone, req.Start, req.End) {
 			byDay[id] = l
 		} else {
 			asked[id] = l
