@@ -1,7 +1,11 @@
 package httpapi_test
 
 import (
+	"encoding/csv"
+	"strings"
 	"testing"
+
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 // A contract that changes at noon (Brussels) on 15 January 2024: tariff A (0.30/kWh,
@@ -102,6 +106,64 @@ func TestBillReadingStraddlingAMidDayChangeIsTaxedPartByPart(t *testing.T) {
 			t.Fatalf("fleet %s: %d %s", agg, r.Status, r.Body)
 		}
 		b.Data[0].Charges.check(t, "fleet "+agg, want)
+	}
+}
+
+// A contract that changes at midnight (Brussels) between 15 and 16 January 2024: A
+// (0.30/kWh, 0.20/day, 20% tax) until 23:00Z, B (0.25/kWh, 0.50/day, 5% tax) from then.
+// One reading of 2 kWh from 23:30 to 00:30 local straddles the change; it starts on the
+// 15th, so its money is the 15th's, but it is taxed part by part as at noon: 1 kWh by A
+// (0.30) and 1 kWh by B (0.25), tax (0.30 + 0.2 standing) × 20% + 0.25 × 5% = 0.1125, not
+// the whole reading by A ((0.55 + 0.2) × 20% = 0.15). The 16th has no reading: its
+// standing charge (0.5, taxed 0.025 by B) is in the two days' top level and month.
+func TestBillReadingStraddlingAMidnightChangeIsTaxedPartByPart(t *testing.T) {
+	e := newBillEnv(t, "Europe/Brussels", "EUR")
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.3}), "standing_charge": 0.2, "tax_percentage": 20,
+		"contract_start_date": "2023-01-01T00:00:00Z", "contract_end_date": "2024-01-15T23:00:00Z"})
+	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.25}), "standing_charge": 0.5, "tax_percentage": 5,
+		"contract_start_date": "2024-01-15T23:00:00Z"})
+	e.reads(reading("2024-01-15T22:30:00Z", "2024-01-15T23:30:00Z", 2000))
+	d15 := billCharges{0.55, 0.2, 0, 0.1125, 0.8625}
+	both := billCharges{0.55, 0.7, 0, 0.1375, 1.3875}
+	windows := []struct {
+		to   string
+		want billCharges
+	}{{"2024-01-15T23:00:00Z", d15}, {"2024-01-16T23:00:00Z", both}}
+	const from = "2024-01-14T23:00:00Z"
+
+	for _, w := range windows {
+		days := e.bill("&aggregation=DAY", from, w.to)
+		if len(days.Data) != 1 {
+			t.Fatalf("to %s: days %+v", w.to, days.Data)
+		}
+		days.Data[0].Charges.check(t, "interval, 15th, to "+w.to, d15)
+		days.Charges.check(t, "interval DAY top level, to "+w.to, w.want)
+		months := e.bill("&aggregation=MONTH", from, w.to)
+		if len(months.Data) != 1 {
+			t.Fatalf("to %s: months %+v", w.to, months.Data)
+		}
+		months.Data[0].Charges.check(t, "interval, January, to "+w.to, w.want)
+		e.bill("", from, w.to).Charges.check(t, "interval, readings, to "+w.to, w.want)
+	}
+	for _, agg := range []string{"DAY", "MONTH", "NONE"} {
+		r := e.do("POST", "/costs/fleet", map[string]any{"start_time": from, "end_time": windows[0].to, "aggregation": agg,
+			"group_by": "location", "include_charges": true})
+		var b struct{ Data []fleetBillRow }
+		r.JSON(t, &b)
+		if r.Status != 200 || len(b.Data) != 1 {
+			t.Fatalf("fleet %s: %d %s", agg, r.Status, r.Body)
+		}
+		b.Data[0].Charges.check(t, "fleet "+agg, d15)
+	}
+	// Over both days, the fleet's month and its CSV row: energy, standing, demand, tax, total.
+	r := e.api.Do(apitest.Request{Method: "POST", Path: "/costs/fleet", Auth: e.acc.Test(), Header: map[string]string{"Accept": "text/csv"},
+		Body: map[string]any{"start_time": from, "end_time": windows[1].to, "aggregation": "MONTH", "include_charges": true}})
+	recs, err := csv.NewReader(strings.NewReader(string(r.Body))).ReadAll()
+	if err != nil || r.Status != 200 || len(recs) != 2 {
+		t.Fatalf("csv: %d %v %s", r.Status, err, r.Body)
+	}
+	if got := strings.Join(recs[1][9:], ","); got != "0.55,0.7,0,0.1375,1.3875" {
+		t.Errorf("csv month charges %s, want 0.55,0.7,0,0.1375,1.3875 (%v)", got, recs)
 	}
 }
 

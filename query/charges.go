@@ -105,16 +105,16 @@ func (p *pendingCharges) add(ctx context.Context, c *Pricer, a costArgs, zone *t
 }
 
 // energyByTariff is the energy money of rows (local days of zone, or readings) by the
-// tariff that prices it (energyAt), the days of split by their readings' parts
+// tariff that prices it (appendEnergyAt), the days of split by their readings' parts
 // (splitMoney).
 func energyByTariff(rows []costRow, plan tariffs.Plan, direction string, split splitMoney, readings bool, zone *time.Location) []charges.Energy {
 	out := make([]charges.Energy, 0, 2*len(rows))
 	for _, r := range rows {
 		if readings {
-			out = append(out, split.readingEnergy(r.Key, zone, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)...)
+			out = split.appendReadingEnergy(out, r.Key, zone, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)
 			continue
 		}
-		out = append(out, split.energy(r.Key, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)...)
+		out = split.appendEnergy(out, r.Key, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)
 	}
 	return out
 }
@@ -128,15 +128,16 @@ func energyComponents(direction string) (cc, nc int) {
 	return tariffs.CompImportCommodity, tariffs.CompImportNonCommodity
 }
 
-// energyAt splits the money of a row starting at key (a local day's start for days, a
-// reading's start for readings) into its commodity and non-commodity parts, each charged
-// by the tariff of that component at key, which taxes it. A day inside which a tariff
-// of another tax rate takes over is split into its readings instead (splitEnergy).
-func energyAt(key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
+// appendEnergyAt appends to dst the money of a row starting at key (a local day's start
+// for days, a reading's start for readings) split into its commodity and non-commodity
+// parts, each charged by the tariff of that component at key, which taxes it. A day whose
+// readings a tariff of another tax rate cuts is split into its readings instead
+// (splitEnergy).
+func appendEnergyAt(dst []charges.Energy, key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
 	cc, nc := energyComponents(direction)
 	at := time.Unix(int64(key), 0)
-	return []charges.Energy{{At: at, TariffID: sourceAt(plan.Sources[cc], int64(key)), Money: com},
-		{At: at, TariffID: sourceAt(plan.Sources[nc], int64(key)), Money: non}}
+	return append(dst, charges.Energy{At: at, TariffID: sourceAt(plan.Sources[cc], int64(key)), Money: com},
+		charges.Energy{At: at, TariffID: sourceAt(plan.Sources[nc], int64(key)), Money: non})
 }
 
 // sourceAt is the id of the tariff that prices instant t among a component's sources

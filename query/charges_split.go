@@ -19,26 +19,29 @@ import (
 // the day.
 type splitMoney map[uint32][]charges.Energy
 
-// energy is the energy money of the day row starting at key with money com and non: its
-// readings' parts when the day is split (for the first of its rows; the others add
-// nothing, the parts holding all of the day), else energyAt's. It consumes s.
-func (s splitMoney) energy(key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
+// appendEnergy appends to dst the energy money of the day row starting at key with money
+// com and non: its readings' parts when the day is split (for the first of its rows; the
+// others add nothing, the parts holding all of the day), else appendEnergyAt's. It
+// consumes s.
+func (s splitMoney) appendEnergy(dst []charges.Energy, key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
 	if e, ok := s[key]; ok {
 		s[key] = nil
-		return e
+		return append(dst, e...)
 	}
-	return energyAt(key, com, non, plan, direction)
+	return appendEnergyAt(dst, key, com, non, plan, direction)
 }
 
-// readingEnergy is energy for a reading starting at key (an answer without aggregation):
-// its split day's parts (for the day's first reading), else energyAt's.
-func (s splitMoney) readingEnergy(key uint32, zone *time.Location, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
+// appendReadingEnergy is appendEnergy for a reading starting at key (an answer without
+// aggregation): its split day's parts (for the day's first reading), else
+// appendEnergyAt's.
+func (s splitMoney) appendReadingEnergy(dst []charges.Energy, key uint32, zone *time.Location, com, non float64, plan tariffs.Plan,
+	direction string) []charges.Energy {
 	if d := dayOf(key, zone); len(s) > 0 {
 		if _, ok := s[d]; ok {
-			return s.energy(d, com, non, plan, direction)
+			return s.appendEnergy(dst, d, com, non, plan, direction)
 		}
 	}
-	return energyAt(key, com, non, plan, direction)
+	return appendEnergyAt(dst, key, com, non, plan, direction)
 }
 
 // splitParallel is how many split days' records are priced at once (fleetCharges).
@@ -60,7 +63,7 @@ func (c *Pricer) splitEnergy(ctx context.Context, a costArgs, zone *time.Locatio
 		b.w0, b.w1 = max(a.w0, int64(d)), min(a.w1, dayAfter(d, zone))
 		var cuts []int64
 		for _, x := range changes {
-			if x > int64(d) && x < dayAfter(d, zone) {
+			if cutsDay(x, int64(d), dayAfter(d, zone)) {
 				cuts = append(cuts, x)
 			}
 		}
@@ -145,10 +148,10 @@ func (c *Pricer) moneyByReading(ctx context.Context, a costArgs) (map[readingKey
 	return out, order, nil
 }
 
-// splitDays lists the days (keys of local days of zone) inside which a component of the
-// energy passes to a tariff of another tax_percentage (taxChanges): a contract changing
-// mid-day. Their energy is taxed by reading (splitEnergy), every other day's by the
-// tariff at the day's start.
+// splitDays lists the days (keys of local days of zone) whose readings a change of a
+// component of the energy to a tariff of another tax_percentage (taxChanges) cuts
+// (cutsDay): a contract changing inside the day or at its end. Their energy is taxed by
+// reading (splitEnergy), every other day's by the tariff at the day's start.
 func splitDays(days []uint32, zone *time.Location, plan tariffs.Plan, direction string) []uint32 {
 	changes := taxChanges(plan, direction)
 	if len(changes) == 0 {
@@ -158,13 +161,21 @@ func splitDays(days []uint32, zone *time.Location, plan tariffs.Plan, direction 
 	for _, d := range days {
 		end := dayAfter(d, zone)
 		for _, x := range changes {
-			if x > int64(d) && x < end {
+			if cutsDay(x, int64(d), end) {
 				out = append(out, d)
 				break
 			}
 		}
 	}
 	return out
+}
+
+// cutsDay says a change of tariff at x (Unix seconds) cuts the readings of the local day
+// [d, end): x inside the day, or at its end, which a reading starting in the day and
+// crossing the next midnight straddles (a contract changing at midnight). A change at
+// the day's start cuts none of its readings: they all start after it.
+func cutsDay(x, d, end int64) bool {
+	return x > d && x <= end
 }
 
 // taxChanges are the instants (Unix seconds) where a component of a direction's energy
@@ -192,10 +203,13 @@ func taxOf(t *tariffs.Tariff) float64 {
 }
 
 // oneTaxRate says the energy of a plan's direction is taxed at one rate per component
-// over [from, to), or from two days before (a local day's start): no tax change there.
-func oneTaxRate(plan tariffs.Plan, direction string, from, to time.Time) bool {
+// over the local days of zone that [from, to) touches (from two days before from, a
+// local day's start): no tax change cuts their readings (cutsDay), so no day of the
+// window is split (splitDays).
+func oneTaxRate(plan tariffs.Plan, direction string, zone *time.Location, from, to time.Time) bool {
+	lo, hi := from.Unix()-2*86400, dayAfter(dayOf(uint32(to.Unix()-1), zone), zone)
 	for _, x := range taxChanges(plan, direction) {
-		if x > from.Unix()-2*86400 && x < to.Unix() {
+		if cutsDay(x, lo, hi) {
 			return false
 		}
 	}

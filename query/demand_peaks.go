@@ -131,7 +131,7 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	var counts map[string]map[monthReach]uint64
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		kept, err = c.storedPeaks(withLocIDs(gctx, locs), append(base, chstore.Named("kept_prefix", keptKeyPrefix),
+		kept, err = c.storedPeaks(withLocsChained(gctx, locs, nil), append(base, chstore.Named("kept_prefix", keptKeyPrefix),
 			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))))
 		return err
 	})
@@ -363,10 +363,4 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 	}
 	_, err = c.demandPeaks(ctx, scope, dir, need)
 	return err
-}
-
-// withLocIDs sends locs with the statements of ctx, as the external table _locs.
-func withLocIDs(ctx context.Context, locs []string) context.Context {
-	return chstore.WithExternal(ctx, chstore.External{Name: "_locs",
-		Columns: []chstore.ExternalColumn{{Name: "location_id", Type: "String", Values: locs}}})
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 
 	"golang.org/x/sync/errgroup"
@@ -62,7 +63,11 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	byDay, asked := map[string]catalog.Location{}, map[string]catalog.Location{}
 	for id, l := range locs {
 		all = append(all, id)
-		if !oneTaxRate(plans[id], req.Direction, req.Start, req.End) {
+		zone, err := catalog.LoadZone(l.Timezone)
+		if err != nil {
+			return nil, nil, fmt.Errorf("zone of %s: %w", id, err)
+		}
+		if !oneTaxRate(plans[id], req.Direction, zone, req.Start, req.End) {
 			byDay[id] = l
 		} else {
 			asked[id] = l
@@ -99,77 +104,139 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
-	byLoc, dayLoc := map[string][]fleetSum{}, map[string][]fleetSum{}
-	for _, d := range sums {
-		byLoc[d.Loc] = append(byLoc[d.Loc], d)
-	}
-	for _, d := range days {
-		byLoc[d.Loc] = append(byLoc[d.Loc], d)
-		dayLoc[d.Loc] = append(dayLoc[d.Loc], d)
+	byLoc, dayLoc := groupByLocation(sums, days)
+	split, err := c.fleetSplitEnergy(ctx, scope, req, locs, plans, dayLoc)
+	if err != nil {
+		return nil, nil, err
 	}
 	ids := make([]string, 0, len(byLoc))
 	for id := range byLoc {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	split, err := c.fleetSplitEnergy(ctx, scope, req, locs, plans, dayLoc)
-	if err != nil {
+	each := make([]locationBill, len(ids))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(ids)))
+	bg := errgroup.Group{}
+	for w := range workers {
+		bg.Go(func() (err error) {
+			for i := w; i < len(ids) && err == nil; i += workers {
+				id := ids[i]
+				_, inBuckets := asked[id]
+				each[i], err = billLocation(req, locs[id], plans[id], ts[id], peaks[id], byLoc[id], inBuckets, split[id])
+			}
+			return err
+		})
+	}
+	if err := bg.Wait(); err != nil {
 		return nil, nil, err
 	}
-	bills := map[fleetKey]charges.Totals{}
-	var out []fleetSum
-	for _, id := range ids {
-		rolled, lb, err := locationBill(req, locs[id], plans[id], ts[id], peaks[id], byLoc[id], split[id])
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, rolled...)
-		for k, t := range lb {
-			bills[k] = addTotals(bills[k], t)
+	n := 0
+	for _, lb := range each {
+		n += len(lb.rolled)
+	}
+	out, bills := make([]fleetSum, 0, n), make(map[fleetKey]charges.Totals, n)
+	for _, lb := range each {
+		out = append(out, lb.rolled...)
+		for i, k := range lb.keys {
+			bills[k] = addTotals(bills[k], lb.totals[i])
 		}
 	}
 	return out, bills, nil
 }
 
-// locationBill sums a location's days (or sums already in the request's buckets) into the
-// request's buckets and returns them with their charges under each row's key; split holds
-// the energy of its split days by reading (fleetSplitEnergy).
-func locationBill(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
-	peaks map[charges.PeakKey][]float64, days []fleetSum, split splitMoney) ([]fleetSum, map[fleetKey]charges.Totals, error) {
+// groupByLocation groups the sums in the request's buckets and the days of the locations
+// priced by day by location (all), and the days apart (byDay).
+func groupByLocation(sums, days []fleetSum) (all, byDay map[string][]fleetSum) {
+	count := map[string]int{}
+	for _, d := range sums {
+		count[d.Loc]++
+	}
+	for _, d := range days {
+		count[d.Loc]++
+	}
+	all, byDay = make(map[string][]fleetSum, len(count)), map[string][]fleetSum{}
+	for _, d := range sums {
+		if all[d.Loc] == nil {
+			all[d.Loc] = make([]fleetSum, 0, count[d.Loc])
+		}
+		all[d.Loc] = append(all[d.Loc], d)
+	}
+	for _, d := range days {
+		if all[d.Loc] == nil {
+			all[d.Loc] = make([]fleetSum, 0, count[d.Loc])
+		}
+		all[d.Loc] = append(all[d.Loc], d)
+	}
+	for _, d := range days {
+		byDay[d.Loc] = append(byDay[d.Loc], d)
+	}
+	return all, byDay
+}
+
+// locationBill is a location's rows (its sums in the request's buckets) with each row's
+// key and charges, in the same order.
+type locationBill struct {
+	rolled []fleetSum
+	keys   []fleetKey
+	totals []charges.Totals
+}
+
+// billLocation sums a location's days into the request's buckets (inBuckets: its sums are
+// in them already) and computes each bucket's charges; split holds the energy of its
+// split days by reading (fleetSplitEnergy).
+func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
+	peaks map[charges.PeakKey][]float64, days []fleetSum, inBuckets bool, split splitMoney) (locationBill, error) {
 	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
-		return nil, nil, fmt.Errorf("zone of %s: %w", loc.ID, err)
+		return locationBill{}, fmt.Errorf("zone of %s: %w", loc.ID, err)
 	}
-	rolled := rollUp(req.Aggregation, days, zone)
-	sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
+	rolled := inMonths(req, days, inBuckets)
+	if rolled == nil {
+		rolled = rollUp(req.Aggregation, days, zone)
+		sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
+	}
 	creq := charges.Request{Tariffs: ts, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
 		Peaks: peaks, Buckets: make([]charges.Bucket, 0, len(rolled)), Energy: make([]charges.Energy, 0, 2*len(days))}
-	dates := make([]string, len(rolled))
+	group := loc.ID
+	if req.GroupBy == GroupCustomer {
+		group = loc.CustomerID
+	}
+	lb := locationBill{rolled: rolled, keys: make([]fleetKey, len(rolled))}
 	for i, s := range rolled {
 		w := bucketTimes(req, s.Key, loc.Timezone)
-		dates[i] = w.date
+		lb.keys[i] = fleetKey{group: group, date: w.date, currency: loc.CurrencyCode}
 		if req.Aggregation != FleetAggregationNone {
 			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: w.start.Time(), End: w.end.Time()})
 		}
 	}
 	for _, d := range days {
-		creq.Energy = append(creq.Energy, split.energy(d.Key, d.MoneyCom, d.MoneyNon, plan, req.Direction)...)
+		creq.Energy = split.appendEnergy(creq.Energy, d.Key, d.MoneyCom, d.MoneyNon, plan, req.Direction)
 	}
 	top, each := charges.Compute(creq)
-	group := loc.ID
-	if req.GroupBy == GroupCustomer {
-		group = loc.CustomerID
-	}
-	bills := make(map[fleetKey]charges.Totals, len(rolled))
-	for i := range rolled {
-		t := top
-		if req.Aggregation != FleetAggregationNone {
-			t = each[i]
+	lb.totals = each
+	if req.Aggregation == FleetAggregationNone {
+		lb.totals = make([]charges.Totals, len(rolled))
+		for i := range lb.totals {
+			lb.totals[i] = top
 		}
-		k := fleetKey{group: group, date: dates[i], currency: loc.CurrencyCode}
-		bills[k] = addTotals(bills[k], t)
 	}
-	return rolled, bills, nil
+	return lb, nil
+}
+
+// inMonths is a location's sums sorted by month when they are in the request's MONTH
+// buckets already (inBuckets), one per month, so that rolling them up would only copy
+// them; else nil.
+func inMonths(req FleetRequest, sums []fleetSum, inBuckets bool) []fleetSum {
+	if !inBuckets || req.Aggregation != AggregationMonth {
+		return nil
+	}
+	sort.Slice(sums, func(i, j int) bool { return sums[i].Key < sums[j].Key })
+	for i := 1; i < len(sums); i++ {
+		if sums[i].Key == sums[i-1].Key || sums[i].Dev != sums[i-1].Dev {
+			return nil
+		}
+	}
+	return sums
 }
 
 func addTotals(a, b charges.Totals) charges.Totals {
