@@ -154,6 +154,30 @@ func (f *bucketFleet) rowsOf(r apitest.Response) map[string]bucketRow {
 	return rows
 }
 
+// fleetPage is one page of a fleet answer, its rows decoded as R.
+type fleetPage[R any] struct {
+	Data       []R
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor"`
+	Skipped    struct {
+		Count int
+		Data  []struct{ ID, Code string }
+	}
+}
+
+// askPage asks POST /costs/fleet with body as f's account and decodes the page; an answer
+// other than 200 fails the test.
+func askPage[R any](f *bucketFleet, body map[string]any) fleetPage[R] {
+	f.t.Helper()
+	r := f.do("POST", "/costs/fleet", body)
+	if r.Status != 200 {
+		f.t.Fatalf("fleet: %d %s", r.Status, r.Body)
+	}
+	var p fleetPage[R]
+	r.JSON(f.t, &p)
+	return p
+}
+
 func (f *bucketFleet) priced() int64 { return f.api.App.Pricer.BucketCounts().Priced }
 
 func sameRows(t *testing.T, what string, got, want map[string]bucketRow) {
@@ -274,25 +298,7 @@ func waitNoBuckets(t *testing.T, api *apitest.API, loc string) {
 func TestFleetPagesByIDReadOnlyTheLocationsTheyNeed(t *testing.T) {
 	f := newBucketFleet(t, nil)
 	body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-06T00:00:00Z", "aggregation": "DAY"}
-	type page struct {
-		Data       []json.RawMessage
-		HasMore    bool    `json:"has_more"`
-		NextCursor *string `json:"next_cursor"`
-		Skipped    struct {
-			Count int
-			Data  []struct{ ID, Code string }
-		}
-	}
-	ask := func() page {
-		t.Helper()
-		r := f.do("POST", "/costs/fleet", body)
-		if r.Status != 200 {
-			t.Fatalf("fleet: %d %s", r.Status, r.Body)
-		}
-		var p page
-		r.JSON(t, &p)
-		return p
-	}
+	ask := func() fleetPage[json.RawMessage] { t.Helper(); return askPage[json.RawMessage](f, body) }
 	ask() // prices every bucket
 	body["limit"] = 2
 	served := f.api.App.Pricer.BucketCounts().Served

@@ -48,22 +48,10 @@ func TestFleetPagesShowAWriteBetweenThemOnTheLaterPage(t *testing.T) {
 		Date       string
 		Tariff     struct{ Value float64 }
 	}
-	type page struct {
-		Data       []row
-		HasMore    bool    `json:"has_more"`
-		NextCursor *string `json:"next_cursor"`
-	}
-	ask := func() page {
+	ask := func() fleetPage[row] {
 		t.Helper()
 		count.take()
-		r := f.do("POST", "/costs/fleet", body)
-		if r.Status != 200 {
-			t.Fatalf("fleet: %d %s", r.Status, r.Body)
-		}
-		var p page
-		if err := json.Unmarshal(r.Body, &p); err != nil {
-			t.Fatal(err)
-		}
+		p := askPage[row](f, body)
 		if n := count.take(); n["query.bucket_stored"] != 1 || n["query.bucket_counts"] != 1 || n["query.fleet"]+n["query.fleet_arrays"] != 0 {
 			t.Errorf("a page read stored buckets %d times, change counts %d times and priced %d times; want 1, 1 and 0",
 				n["query.bucket_stored"], n["query.bucket_counts"], n["query.fleet"]+n["query.fleet_arrays"])
@@ -103,7 +91,7 @@ func TestFleetPagesShowAWriteBetweenThemOnTheLaterPage(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("later page: %d %s", r.Status, r.Body)
 	}
-	var later page
+	var later fleetPage[row]
 	if err := json.Unmarshal(r.Body, &later); err != nil {
 		t.Fatal(err)
 	}
@@ -157,28 +145,8 @@ func TestFleetPagesAfterTheFirstReadOnlyTheirOwnLocations(t *testing.T) {
 		}
 		Tariff struct{ Value float64 }
 	}
-	type page struct {
-		Data       []row
-		HasMore    bool    `json:"has_more"`
-		NextCursor *string `json:"next_cursor"`
-		Skipped    struct {
-			Count int
-			Data  []struct{ ID, Code string }
-		}
-	}
 	body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-04T00:00:00Z", "aggregation": "DAY"}
-	ask := func() page {
-		t.Helper()
-		r := f.do("POST", "/costs/fleet", body)
-		if r.Status != 200 {
-			t.Fatalf("fleet: %d %s", r.Status, r.Body)
-		}
-		var p page
-		if err := json.Unmarshal(r.Body, &p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	ask := func() fleetPage[row] { t.Helper(); return askPage[row](f, body) }
 	whole := ask() // prices every bucket
 	if len(whole.Data) != 27 || whole.HasMore || whole.Skipped.Count != 1 || whole.Skipped.Data[0].ID != ids[4] ||
 		whole.Skipped.Data[0].Code != "no_tariff_connected" {
