@@ -17,8 +17,9 @@ import (
 
 // Demand peaks (docs/costs.md, "Bill charges"): a month's demand charge depends on the
 // whole month's readings, so the peaks of each (location, tariff, local month) are kept in
-// demand_peaks with the reading change count of the month's dates they were measured
-// under, and served while that count is the current one. Those of other months are
+// demand_peaks with a fingerprint of the reading change counts of the month's dates they
+// were measured under (demand_counts), and served while it is the current one: while every
+// one of those dates' counts is. Those of other months are
 // measured from the readings (cost_demand.sql, charges.MonthPeaks) and kept.
 var (
 	demandStoredStmt = chstore.Register("query.demand_stored", "demand_peaks.sql: the kept demand peaks of some locations' months")
@@ -55,11 +56,11 @@ func localDayNumber(t time.Time, zone *time.Location) uint32 {
 	return uint32(time.Date(y, mo, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
 }
 
-// keptKeyPrefix marks the tariff key of peaks kept under the counts of their monthReach.
-// Peaks kept without it were counted over other dates: their counts are not comparable
-// (a wider count can equal a later narrower one), so they are never served, only
-// measured again.
-const keptKeyPrefix = "l:"
+// keptKeyPrefix marks the tariff key of peaks kept under the fingerprint of the counts of
+// their monthReach. Peaks kept without it were kept under other counts (other dates, or a
+// plain sum, which two replicas answering in turn can leave equal while a day changed):
+// they are never served, only measured again.
+const keptKeyPrefix = "f:"
 
 // keptPeak is a row of demand_stored.
 type keptPeak struct {
@@ -210,12 +211,13 @@ func (c *Pricer) monthCounts(ctx context.Context, base []any, need map[string][]
 	return out, g.Wait()
 }
 
-// monthSums are a zone's demand_counts rows: the counts of each location's local month
-// (by the day number of its first date), its last two days (tail) apart.
+// monthSums are a zone's demand_counts rows: the fingerprints of the counts of each
+// location's local month (by the day number of its first date), its last two days (tail)
+// apart; fingerprints add up (modulo 2^64) as the days' counts do.
 type monthSums map[string]map[[2]uint32]uint64
 
-// reaching is the count reaching the month starting on day number month: its days' and
-// the last two days' of the month before.
+// reaching is the fingerprint of the counts reaching the month starting on day number
+// month: its days' and the last two days' of the month before.
 func (s monthSums) reaching(loc string, month uint32) uint64 {
 	prev := time.Unix(int64(month)*86400, 0).UTC().AddDate(0, -1, 0).Unix() / 86400
 	ls := s[loc]

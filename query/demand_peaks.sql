@@ -17,12 +17,13 @@ GROUP BY location_id, month_start, tariff_key
 -- The reading change counts of some locations' location-level readings in one direction
 -- (the external table _locs), by the local days of @tz they reach: count_ranges, the one
 -- definition (buckets.sql; no location in _chained and @devices = 0, so each run is one day, a = b),
--- summed per local month and split into the month's last two days (tail = 1) and the
--- others. A month's peaks are measured from the readings starting from a day before it,
--- so they hold while the counts of its own days and of the last two days of the month
--- before are unchanged (demand_peaks.go adds them up).
+-- as fingerprints per local month (count × day_weight summed, as count_months), split into
+-- the month's last two days (tail = 1) and the others. A month's peaks are measured from
+-- the readings starting from a day before it, so they hold while the counts of each of its
+-- own days and of the last two days of the month before are unchanged (demand_peaks.go
+-- adds the fingerprints up: equal when every day's count is).
 SELECT location_id, toUInt32(toStartOfMonth(a)) AS month,
-    toUInt8(toStartOfMonth(addDays(a, 2)) != toStartOfMonth(a)) AS tail, sum(n) AS n
+    toUInt8(toStartOfMonth(addDays(a, 2)) != toStartOfMonth(a)) AS tail, sum(n * {{template "day_weight" "a"}}) AS n
 FROM ({{template "count_ranges"}})
 WHERE kind = 0
 GROUP BY location_id, month, tail

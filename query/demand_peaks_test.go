@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,4 +115,45 @@ func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API,
 		}
 	}})
 	return api, measured
+}
+
+// TestDemandPeaksAreMeasuredAgainWhenADayChangesThoughTheMonthCountsAddUp: kept peaks hold
+// only while every day's reading count is the one they were measured under, not while the
+// month's counts merely add up (docs/costs.md, "Bill charges"). March 2's count is lowered
+// by a row of n = 2⁶⁴ − 1 (what a replica that has not yet fetched a count shows; the
+// summing table adds modulo 2⁶⁴) and a 5 kWh reading is added on March 7: the month's
+// counts add up as before, and the bill must bill the new 5 kW peak (15), not the kept
+// 1 kW (3).
+func TestDemandPeaksAreMeasuredAgainWhenADayChangesThoughTheMonthCountsAddUp(t *testing.T) {
+	api, measured := startCountingDemandReads(t, nil)
+	acc := api.NewAccount("days")
+	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test())}
+	loc := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}}),
+		"demand_charges": []any{map[string]any{"rate_per_kw": 3}}})
+	f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	bill := func(what string, energy, demand float64) {
+		t.Helper()
+		r := f.do("POST", "/costs/interval/"+loc+"?aggregation=MONTH&include_charges=true",
+			map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-31T23:00:00Z"})
+		var b struct {
+			Charges struct{ Energy, Demand float64 }
+		}
+		r.JSON(t, &b)
+		if r.Status != 200 || !close6(b.Charges.Energy, energy) || !close6(b.Charges.Demand, demand) {
+			t.Errorf("%s: want energy %v, demand %v; got %d %s", what, energy, demand, r.Status, r.Body)
+		}
+	}
+	bill("first bill", 30, 3)
+	before := measured.Load()
+	bill("asked again", 30, 3)
+	if n := measured.Load() - before; n != 0 {
+		t.Fatalf("asked again, the bill measured demand peaks %d time(s): none were kept", n)
+	}
+	if err := api.App.DB.Exec(context.Background(), chstore.Tool(`INSERT INTO reading_changes (account_id, live_mode, location_id,
+		device_id, direction, day, n, last_version) SELECT ?, toUInt8(0), ?, '', 'IMPORT', toDate('2024-03-02'), toUInt64(?), toUInt64(?)`),
+		acc.ID, loc, uint64(math.MaxUint64), uint64(time.Now().UnixNano())); err != nil {
+		t.Fatal(err)
+	}
+	f.readings(loc, time.Date(2024, 3, 7, 10, 0, 0, 0, time.UTC), 1, 5000)
+	bill("after a 5 kWh reading of March 7", 31.25, 15)
 }
