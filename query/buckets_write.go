@@ -21,23 +21,23 @@ func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily Fle
 
 // bucketRows are the buckets keepBuckets writes: each priced day under its counts, and an
 // empty bucket for each counted day of a stale location that priced to nothing. Days are
-// keyed by civil date numbers, not strings: a cold fleet month has 31,000 of them.
+// keyed by day numbers (dayNumber), not strings: a cold fleet month has 31,000 of them.
 func bucketRows(zone *time.Location, from, to time.Time, states []bucketState, staleFrom map[string]time.Time, priced []fleetSum) []bucketRow {
 	type key struct {
 		loc, dev string
-		date     int32
+		day      uint32
 	}
 	idx := make(map[key]int, len(states))
 	for i, s := range states {
 		if _, stale := staleFrom[s.Loc]; stale {
-			idx[key{s.Loc, s.Dev, civilDate(s.Day)}] = i
+			idx[key{s.Loc, s.Dev, dayNumber(s.Day)}] = i
 		}
 	}
 	done := make([]bool, len(states))
 	rows := make([]bucketRow, 0, len(priced))
 	for _, s := range priced {
 		start := time.Unix(int64(s.Key), 0).In(zone)
-		i, counted := idx[key{s.Loc, s.Dev, civilDate(start)}]
+		i, counted := idx[key{s.Loc, s.Dev, dayNumber(start)}]
 		var n bucketState
 		if counted {
 			done[i], n = true, states[i]
@@ -51,7 +51,7 @@ func bucketRows(zone *time.Location, from, to time.Time, states []bucketState, s
 		if done[i] || s.ReadingsNow == 0 {
 			continue
 		}
-		if j, ok := idx[key{s.Loc, s.Dev, civilDate(s.Day)}]; !ok || j != i { // not stale, or a later state of its day counts
+		if j, ok := idx[key{s.Loc, s.Dev, dayNumber(s.Day)}]; !ok || j != i { // not stale, or a later state of its day counts
 			continue
 		}
 		day := time.Date(s.Day.Year(), s.Day.Month(), s.Day.Day(), 0, 0, 0, 0, zone)
@@ -62,12 +62,6 @@ func bucketRows(zone *time.Location, from, to time.Time, states []bucketState, s
 			readings: s.ReadingsNow, prices: s.PricesNow, empty: true})
 	}
 	return rows
-}
-
-// civilDate numbers t's calendar date in its own zone (20240615).
-func civilDate(t time.Time) int32 {
-	y, m, d := t.Date()
-	return int32(y*10000 + int(m)*100 + d)
 }
 
 // bucketRow is one priced bucket to write.

@@ -199,13 +199,12 @@ func bucketsIn(req FleetRequest, zone string) int {
 	if err != nil {
 		z = time.UTC // a stored location's zone always loads
 	}
-	first, last := req.Start.In(z), req.End.Add(-time.Nanosecond).In(z)
+	run := dayRunOf(req.Start, req.End, z)
+	first, last := run.first, run.last()
 	if req.Aggregation == AggregationMonth {
 		return (last.Year()-first.Year())*12 + int(last.Month()) - int(first.Month()) + 1
 	}
-	d0 := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, time.UTC)
-	d1 := time.Date(last.Year(), last.Month(), last.Day(), 0, 0, 0, 0, time.UTC)
-	return int(d1.Sub(d0).Hours()/24) + 1
+	return int(dayNumber(last)-dayNumber(first)) + 1
 }
 
 func sortedIDs(locs map[string]catalog.Location) []string {
