@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/testkit"
@@ -18,13 +19,8 @@ import (
 // bill reads no readings for demand: 1 kWh every hour of 1–5 March is 1 kW in every
 // quarter hour, a demand charge of 3.
 func TestBucketPricerKeepsDemandPeaks(t *testing.T) {
-	now := func() time.Time { return time.Date(2024, 3, 6, 12, 0, 0, 0, time.UTC) }
-	api, measured := startCountingDemandReads(t, now)
-	acc := api.NewAccount("peaks")
-	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test())}
-	loc := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}}),
-		"demand_charges": []any{map[string]any{"rate_per_kw": 3}}})
-	f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	f, loc, measured := newDemandHome(t, func() time.Time { return time.Date(2024, 3, 6, 12, 0, 0, 0, time.UTC) })
+	api := f.api
 
 	bp := query.NewBucketPricer(api.App.Pricer, api.App.Cache, testkit.Logger(), time.Minute, 35)
 	if err := bp.Pass(context.Background()); err != nil {
@@ -59,8 +55,7 @@ func TestDemandPeaksCountTheirMonthsDatesInTheirZone(t *testing.T) {
 	api, measured := startCountingDemandReads(t, now)
 	acc := api.NewAccount("zones")
 	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test())}
-	tariff := map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}}),
-		"demand_charges": []any{map[string]any{"rate_per_kw": 3}}}
+	tariff := capacityTariff()
 	london := f.location(tariff)
 	newYork := f.must(f.do("POST", "/locations", map[string]any{"timezone": "America/New_York", "currency_code": "GBP"}))["id"].(string)
 	f.must(f.do("POST", "/tariffs/elements", map[string]any{"location_id": newYork, "direction": "IMPORT", "type": "COMMODITY",
@@ -105,6 +100,24 @@ func TestDemandPeaksCountTheirMonthsDatesInTheirZone(t *testing.T) {
 	}
 }
 
+// capacityTariff is a flat 0.25/kWh tariff with a demand charge of 3 per kW.
+func capacityTariff() map[string]any {
+	return map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}}),
+		"demand_charges": []any{map[string]any{"rate_per_kw": 3}}}
+}
+
+// newDemandHome starts the API at now (nil: the clock) with an account holding a London
+// home on capacityTariff and 1 kWh every hour of 1–5 March 2024 (1 kW in every quarter
+// hour), counting the statements that read readings to measure demand peaks.
+func newDemandHome(t *testing.T, now func() time.Time) (*bucketFleet, string, *atomic.Int64) {
+	api, measured := startCountingDemandReads(t, now)
+	acc := api.NewAccount("demand")
+	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), scope: kwhouse.Scope{AccountID: acc.ID}}
+	loc := f.location(capacityTariff())
+	f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	return f, loc, measured
+}
+
 // startCountingDemandReads starts the API at now, counting the statements that read
 // readings to measure demand peaks.
 func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API, *atomic.Int64) {
@@ -125,12 +138,7 @@ func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API,
 // counts add up as before, and the bill must bill the new 5 kW peak (15), not the kept
 // 1 kW (3).
 func TestDemandPeaksAreMeasuredAgainWhenADayChangesThoughTheMonthCountsAddUp(t *testing.T) {
-	api, measured := startCountingDemandReads(t, nil)
-	acc := api.NewAccount("days")
-	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test())}
-	loc := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}}),
-		"demand_charges": []any{map[string]any{"rate_per_kw": 3}}})
-	f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	f, loc, measured := newDemandHome(t, nil)
 	bill := func(what string, energy, demand float64) {
 		t.Helper()
 		r := f.do("POST", "/costs/interval/"+loc+"?aggregation=MONTH&include_charges=true",
@@ -149,9 +157,9 @@ func TestDemandPeaksAreMeasuredAgainWhenADayChangesThoughTheMonthCountsAddUp(t *
 	if n := measured.Load() - before; n != 0 {
 		t.Fatalf("asked again, the bill measured demand peaks %d time(s): none were kept", n)
 	}
-	if err := api.App.DB.Exec(context.Background(), chstore.Tool(`INSERT INTO reading_changes (account_id, live_mode, location_id,
+	if err := f.api.App.DB.Exec(context.Background(), chstore.Tool(`INSERT INTO reading_changes (account_id, live_mode, location_id,
 		device_id, direction, day, n, last_version) SELECT ?, toUInt8(0), ?, '', 'IMPORT', toDate('2024-03-02'), toUInt64(?), toUInt64(?)`),
-		acc.ID, loc, uint64(math.MaxUint64), uint64(time.Now().UnixNano())); err != nil {
+		f.scope.AccountID, loc, uint64(math.MaxUint64), uint64(time.Now().UnixNano())); err != nil {
 		t.Fatal(err)
 	}
 	f.readings(loc, time.Date(2024, 3, 7, 10, 0, 0, 0, time.UTC), 1, 5000)
