@@ -97,16 +97,7 @@ func TestBillReadingStraddlingAMidDayChangeIsTaxedPartByPart(t *testing.T) {
 		b.Charges.check(t, "interval top level"+agg, want)
 	}
 	e.bill("", from, to).Charges.check(t, "interval, readings", want)
-	for _, agg := range []string{"DAY", "MONTH", "NONE"} {
-		r := e.do("POST", "/costs/fleet", map[string]any{"start_time": from, "end_time": to, "aggregation": agg,
-			"group_by": "location", "include_charges": true})
-		var b struct{ Data []fleetBillRow }
-		r.JSON(t, &b)
-		if r.Status != 200 || len(b.Data) != 1 {
-			t.Fatalf("fleet %s: %d %s", agg, r.Status, r.Body)
-		}
-		b.Data[0].Charges.check(t, "fleet "+agg, want)
-	}
+	e.checkFleetBills(t, from, to, want)
 }
 
 // A contract that changes at midnight (Brussels) between 15 and 16 January 2024: A
@@ -145,16 +136,7 @@ func TestBillReadingStraddlingAMidnightChangeIsTaxedPartByPart(t *testing.T) {
 		months.Data[0].Charges.check(t, "interval, January, to "+w.to, w.want)
 		e.bill("", from, w.to).Charges.check(t, "interval, readings, to "+w.to, w.want)
 	}
-	for _, agg := range []string{"DAY", "MONTH", "NONE"} {
-		r := e.do("POST", "/costs/fleet", map[string]any{"start_time": from, "end_time": windows[0].to, "aggregation": agg,
-			"group_by": "location", "include_charges": true})
-		var b struct{ Data []fleetBillRow }
-		r.JSON(t, &b)
-		if r.Status != 200 || len(b.Data) != 1 {
-			t.Fatalf("fleet %s: %d %s", agg, r.Status, r.Body)
-		}
-		b.Data[0].Charges.check(t, "fleet "+agg, d15)
-	}
+	e.checkFleetBills(t, from, windows[0].to, d15)
 	// Over both days, the fleet's month and its CSV row: energy, standing, demand, tax, total.
 	r := e.api.Do(apitest.Request{Method: "POST", Path: "/costs/fleet", Auth: e.acc.Test(), Header: map[string]string{"Accept": "text/csv"},
 		Body: map[string]any{"start_time": from, "end_time": windows[1].to, "aggregation": "MONTH", "include_charges": true}})
@@ -198,4 +180,20 @@ func TestBillStraddlingReadingOfATieredTariffIsTaxedPartByPart(t *testing.T) {
 		t.Fatalf("fleet: %d %s", r.Status, r.Body)
 	}
 	f.Data[0].Charges.check(t, "fleet month", want)
+}
+
+// checkFleetBills asks the fleet's one location over [from, to) by DAY, MONTH and NONE
+// with charges, and checks that each answer's one row bills want.
+func (e *costEnv) checkFleetBills(t *testing.T, from, to string, want billCharges) {
+	t.Helper()
+	for _, agg := range []string{"DAY", "MONTH", "NONE"} {
+		r := e.do("POST", "/costs/fleet", map[string]any{"start_time": from, "end_time": to, "aggregation": agg,
+			"group_by": "location", "include_charges": true})
+		var b struct{ Data []fleetBillRow }
+		r.JSON(t, &b)
+		if r.Status != 200 || len(b.Data) != 1 {
+			t.Fatalf("fleet %s: %d %s", agg, r.Status, r.Body)
+		}
+		b.Data[0].Charges.check(t, "fleet "+agg, want)
+	}
 }
