@@ -48,6 +48,9 @@ type monthCounts struct {
 	readings map[monthKey]uint64
 	dated    map[monthKey]*[32]uint64 // objKey.dev is ""
 	every    map[string]uint64
+	// The fingerprints of each month's reach read from the same rows (every holds the
+	// changes of every date): what a month verified here is kept under (priced_months.go).
+	reach reachPrints
 }
 
 // batchMonths is what wholeMonths found for one batch: its valid months' sums and the
@@ -243,7 +246,9 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 
 // countMonths reads count_months.
 func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, error) {
-	out := monthCounts{readings: map[monthKey]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{}}
+	out := monthCounts{readings: map[monthKey]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{},
+		reach: newReachPrints()}
+	out.reach.every = out.every
 	rows, err := c.db.Query(ctx, countMonthsStmt.With(countMonthsSQL), args...)
 	if err != nil {
 		return out, fmt.Errorf("change counts by month: %w", err)
@@ -259,6 +264,8 @@ func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, erro
 			return out, fmt.Errorf("scan change counts by month: %w", err)
 		}
 		switch kind {
+		case 3, 4:
+			out.reach.add(kind-3, k, n, print)
 		case 2:
 			out.every[k.obj.loc] += n
 		case 1:
