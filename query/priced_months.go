@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Priced months (docs/costs.md, "Priced months"): a whole local month of a location (or
+// Priced months (docs/costs.md, "Priced buckets", priced months): a whole local month of a location (or
 // device) that count_months verified bucket by bucket, kept as its sums with the
 // fingerprints of its reach's change counts read in that same statement. A MONTH or NONE
 // answer serves it while the fingerprints now (month_prints.sql) are the same, without

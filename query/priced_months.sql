@@ -1,7 +1,7 @@
 {{define "month_stored"}}
 -- The priced months kept of a batch's locations (or devices), direction @dir and local
 -- months [@m0, @m1] (first days), the latest version of each (docs/costs.md, "Priced
--- months"): their sums, whether they were priced in the zone @tz and tiered as the
+-- buckets", priced months): their sums, whether they were priced in the zone @tz and tiered as the
 -- location is now (the tiered ones come as the external table _chained), and the reach
 -- fingerprints they were verified under. The locations come as the external table _locs.
 SELECT location_id, device_id, toUInt32(month) AS month_number,

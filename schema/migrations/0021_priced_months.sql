@@ -1,4 +1,4 @@
--- Priced months (docs/costs.md, "Priced months"): a location's whole local month of a MONTH
+-- Priced months (docs/costs.md, "Priced buckets", priced months): a location's whole local month of a MONTH
 -- or NONE answer kept as one row, with fingerprints of the change counts it depends on.
 -- Sharded by location like the readings and buckets (migration 0010).
 
