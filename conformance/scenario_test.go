@@ -309,7 +309,7 @@ func costSteps(r *run) {
 	// (verified against their buckets), then served as kept (docs/costs.md, "Priced buckets").
 	for i := 1; i <= 3; i++ {
 		r.call(fmt.Sprintf("fleet months %d", i), "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-01T00:00:00Z",
-			"end_time": "2024-05-01T00:00:00Z", "aggregation": "MONTH"})
+			"end_time": "2024-05-01T00:00:00Z", "aggregation": "MONTH", "location_ids": []string{"{loc}"}}) // rows ascend by random ids
 	}
 	// A location written between two fleet answers: the second reads that document again.
 	r.call("ny renamed", "PATCH", "/locations/{ny}", map[string]any{"reference_id": "NY-2"})
