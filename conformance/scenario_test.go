@@ -305,6 +305,12 @@ func costSteps(r *run) {
 		"aggregation": "MONTH", "include_charges": true, "location_ids": []string{"{loc}"}}) // one location: rows ascend by random ids
 	r.call("fleet market", "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-10T00:00:00Z", "end_time": "2024-03-12T00:00:00Z",
 		"aggregation": "DAY", "location_ids": []string{"{ny}"}})
+	// Two whole local months by MONTH, asked three times: priced, then kept as priced months
+	// (verified against their buckets), then served as kept (docs/costs.md, "Priced buckets").
+	for i := 1; i <= 3; i++ {
+		r.call(fmt.Sprintf("fleet months %d", i), "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-01T00:00:00Z",
+			"end_time": "2024-05-01T00:00:00Z", "aggregation": "MONTH", "location_ids": []string{"{loc}"}}) // rows ascend by random ids
+	}
 	// A location written between two fleet answers: the second reads that document again.
 	r.call("ny renamed", "PATCH", "/locations/{ny}", map[string]any{"reference_id": "NY-2"})
 	r.call("fleet after a write", "POST", "/costs/fleet", fleet)

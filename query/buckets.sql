@@ -37,14 +37,17 @@ FROM ({{template "count_ranges"}})
 -- every date (stored as day 1970-01-01, e.g. a tariff write), a = b = 1970-01-01. A
 -- summing table may still hold a grain in several rows; the batch's locations come as the
 -- external table _locs. Records are read from the UTC date @u0 (@u0_chained for a tiered
--- location, whose chains reach further).
+-- location, whose chains reach further). Each row also names the UTC date it counts
+-- (utc_day) and whether it is that date's first row (lead: a date reaching two local days
+-- makes two rows).
 SELECT toUInt8(0) AS kind, location_id, device_id, l AS a,
-    if(location_id IN (SELECT location_id FROM _chained), addDays(addMonths(toStartOfMonth(addDays(l, 3)), 1), -1), l) AS b, n
+    if(location_id IN (SELECT location_id FROM _chained), addDays(addMonths(toStartOfMonth(addDays(l, 3)), 1), -1), l) AS b, n,
+    day AS utc_day, toUInt8(l = l0) AS lead
 FROM (
-    SELECT location_id, device_id, n,
+    SELECT location_id, device_id, n, day, l0,
         arrayJoin(if(l0 = l1, [l0], [l0, l1])) AS l
     FROM (
-        SELECT location_id, device_id, n,
+        SELECT location_id, device_id, n, day,
             toDate(toDateTime(toUInt32(day) * 86400), @tz) AS l0,
             toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz) AS l1
         FROM reading_changes
@@ -57,7 +60,7 @@ FROM (
 UNION ALL
 SELECT toUInt8(if(day = toDate('1970-01-01'), 2, 1)) AS kind, location_id, '' AS device_id,
     if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 - 86400), @tz)) AS a,
-    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz)) AS b, n
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz)) AS b, n, day AS utc_day, toUInt8(1) AS lead
 FROM price_changes
 WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
@@ -71,31 +74,42 @@ WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT loc
 -- uint64 arithmetic wraps), so a run of days adds its weights once and no row is grouped by
 -- day; the dated price changes (kind 1) as each day's part of such a sum, by day of the
 -- month (days, day_prints: the reader adds the days that have a bucket); kind 2 (every
--- date) summed once, under month 0 (total).
+-- date) summed once, under month 0 (total). From the same rows, the fingerprints of each
+-- month's reach that month_prints.sql reads now (a priced month is kept under them:
+-- priced_months.go): kind 3, the records' (count × day_weight of each UTC date once),
+-- kind 4, the dated price changes'; for them the records must be read from @d0 - 4 days
+-- to @d1 + 2 days.
 SELECT kind, location_id, device_id, toUInt32(month) AS month_number, sum(n) AS total, sum(n * weights) AS print,
     tupleElement(sumMapIf(dom, dom_print, kind = 1), 1) AS days, tupleElement(sumMapIf(dom, dom_print, kind = 1), 2) AS day_prints
 FROM (
     SELECT kind, location_id, device_id, n, month,
-        if(kind != 0, toUInt64(0), if(s = e, {{template "day_weight" "s"}},
-            arraySum(arrayMap(i -> {{template "day_weight" "addDays(s, i)"}}, range(if(kind = 0, run_days, toUInt32(0))))))) AS weights,
+        if(kind >= 3, {{template "day_weight" "utc_day"}}, if(kind != 0, toUInt64(0), if(s = e, {{template "day_weight" "s"}},
+            arraySum(arrayMap(i -> {{template "day_weight" "addDays(s, i)"}}, range(if(kind = 0, run_days, toUInt32(0)))))))) AS weights,
         arrayMap(i -> toUInt8(toDayOfMonth(s) + i), range(if(kind = 1, run_days, toUInt32(0)))) AS dom,
         arrayMap(i -> n * {{template "day_weight" "addDays(s, i)"}}, range(length(dom))) AS dom_print
     FROM (
-        SELECT kind, location_id, device_id, n, month, s, e, toUInt32(if(kind = 2, 0, toUInt32(e) - toUInt32(s) + 1)) AS run_days
+        SELECT kind, location_id, device_id, n, month, s, e, utc_day,
+            toUInt32(if(kind >= 2, 0, toUInt32(e) - toUInt32(s) + 1)) AS run_days
         FROM (
-            SELECT kind, location_id, device_id, n, month,
+            SELECT kind, location_id, device_id, n, month, utc_day,
                 greatest(a1, month) AS s, least(b1, addDays(addMonths(month, 1), -1)) AS e
             FROM (
-                SELECT kind, location_id, device_id, n, a1, b1,
-                    arrayJoin(if(kind = 2, [a], if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
-                        [toStartOfMonth(a1), toStartOfMonth(b1)]))) AS month
+                SELECT kind, location_id, device_id, n, a1, b1, utc_day,
+                    arrayJoin(if(kind = 2, [a], if(kind >= 3, {{reachMonths "utc_day"}},
+                        if(toStartOfMonth(a1) = toStartOfMonth(b1), [toStartOfMonth(a1)],
+                        [toStartOfMonth(a1), toStartOfMonth(b1)])))) AS month
                 FROM (
-                    SELECT kind, location_id, device_id, n, a,
+                    SELECT toUInt8(if(r = 1, k + 3, k)) AS kind, location_id, device_id, n, a, utc_day,
                         greatest(a, toDate(@d0)) AS a1, least(b, toDate(@d1)) AS b1
-                    FROM ({{template "count_ranges"}})
+                    FROM (
+                        SELECT kind AS k, location_id, device_id, n, a, b, utc_day,
+                            arrayJoin(if(kind != 2 AND lead = 1, [toUInt8(0), toUInt8(1)], [toUInt8(0)])) AS r
+                        FROM ({{template "count_ranges"}})
+                    )
                 )
-                WHERE kind = 2 OR a1 <= b1
+                WHERE kind >= 2 OR a1 <= b1
             )
+            WHERE kind < 3 OR (month >= toStartOfMonth(toDate(@d0)) AND month <= toDate(@d1))
         )
     )
 )
@@ -104,9 +118,8 @@ GROUP BY kind, location_id, device_id, month_number
 
 {{define "day_weight"}}
 {{- /* The weight of a local date in a month's fingerprint (count_months, bucket_months):
-an odd pseudo-random uint64 of its day number, so a month's fingerprints differ whenever
-one of its days' counts does, and two days' differences cancel with odds of about 2^-63. */ -}}
-bitOr(intHash64(toUInt32({{.}})), toUInt64(1)){{end}}
+chstore.DayWeight, the one definition the schema's views render too. */ -}}
+{{dayWeight .}}{{end}}
 
 {{define "bucket_months"}}
 -- The stored priced buckets of each local day of [@d0, @d1] of one zone's locations (or

@@ -41,6 +41,10 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 	// pieceWh is the energy of the part of a record [rs, re) of e Wh that lies in secs of
 	// its seconds: records are spread evenly over their time.
 	"pieceWh": pieceWh,
+	// dayWeight and reachMonths are the fingerprint pieces the schema's views render too
+	// (chstore.DayWeight, chstore.ReachMonths).
+	"dayWeight":   chstore.DayWeight,
+	"reachMonths": chstore.ReachMonths,
 	// untieredMoney is the money of that part at price per kWh (the one untiered rule;
 	// tiered money is bandMoney's).
 	"untieredMoney": func(e, secs, price string) string { return pieceWh(e, secs) + " * " + price + " / 1000" },

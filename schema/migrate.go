@@ -98,10 +98,12 @@ func render(path, stmt string, form Form) (string, error) {
 		target = localName(form, m[1]+m[2])
 	}
 	funcs := template.FuncMap{
-		"engine":      func(engine, arg string) string { return engineClause(form, target, engine, arg) },
-		"table":       func(name string) string { return localName(form, name) },
-		"qualified":   func(name string) string { return qualifiedName(form, name) },
-		"distributed": func(name string) string { return distributedTable(form, name) },
+		"engine":       func(engine, arg string) string { return engineClause(form, target, engine, arg) },
+		"table":        func(name string) string { return localName(form, name) },
+		"qualified":    func(name string) string { return qualifiedName(form, name) },
+		"distributed":  func(name string) string { return distributedTable(form, name) },
+		"day_weight":   chstore.DayWeight,
+		"reach_months": chstore.ReachMonths,
 	}
 	t, err := template.New(path).Funcs(funcs).Parse(stmt)
 	if err != nil {

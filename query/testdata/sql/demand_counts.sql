@@ -23,14 +23,17 @@ FROM (
 -- every date (stored as day 1970-01-01, e.g. a tariff write), a = b = 1970-01-01. A
 -- summing table may still hold a grain in several rows; the batch's locations come as the
 -- external table _locs. Records are read from the UTC date @u0 (@u0_chained for a tiered
--- location, whose chains reach further).
+-- location, whose chains reach further). Each row also names the UTC date it counts
+-- (utc_day) and whether it is that date's first row (lead: a date reaching two local days
+-- makes two rows).
 SELECT toUInt8(0) AS kind, location_id, device_id, l AS a,
-    if(location_id IN (SELECT location_id FROM _chained), addDays(addMonths(toStartOfMonth(addDays(l, 3)), 1), -1), l) AS b, n
+    if(location_id IN (SELECT location_id FROM _chained), addDays(addMonths(toStartOfMonth(addDays(l, 3)), 1), -1), l) AS b, n,
+    day AS utc_day, toUInt8(l = l0) AS lead
 FROM (
-    SELECT location_id, device_id, n,
+    SELECT location_id, device_id, n, day, l0,
         arrayJoin(if(l0 = l1, [l0], [l0, l1])) AS l
     FROM (
-        SELECT location_id, device_id, n,
+        SELECT location_id, device_id, n, day,
             toDate(toDateTime(toUInt32(day) * 86400), @tz) AS l0,
             toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz) AS l1
         FROM reading_changes
@@ -43,7 +46,7 @@ FROM (
 UNION ALL
 SELECT toUInt8(if(day = toDate('1970-01-01'), 2, 1)) AS kind, location_id, '' AS device_id,
     if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 - 86400), @tz)) AS a,
-    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz)) AS b, n
+    if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz)) AS b, n, day AS utc_day, toUInt8(1) AS lead
 FROM price_changes
 WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))

@@ -1,0 +1,67 @@
+package query
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+var (
+	monthPrintsStmt = chstore.Register("query.month_prints", "month_prints.sql: the change-count fingerprints of a batch's month reaches now")
+	monthPrintsSQL  = renderFixed("month_prints")
+)
+
+// reachPrints are the change-count fingerprints of local months' reaches (the UTC dates
+// [first day - 4 days, last day + 2 days] of a month: chstore.ReachMonths), which cover
+// every count a local month of any zone depends on (count_ranges in buckets.sql), so a
+// month whose three figures are unchanged has no changed count. Months are keyed by their
+// first day's day number; a key missing from a map is 0.
+type reachPrints struct {
+	readings map[monthKey]uint64 // the records' fingerprint per object and month
+	dated    map[monthKey]uint64 // dated price changes per location (objKey.dev "") and month
+	every    map[string]uint64   // the count of price changes of every date per location
+}
+
+func newReachPrints() reachPrints {
+	return reachPrints{readings: map[monthKey]uint64{}, dated: map[monthKey]uint64{}, every: map[string]uint64{}}
+}
+
+// monthPrints returns the fingerprints now of the reaches of the local months [m0, m1]
+// (first days, as dates "2006-01-02") of the locations ctx carries as _locs (tiered ones
+// as _chained: withLocsChained): records of direction dir (both directions for a tiered
+// location) at location level or of devices, and price changes (month_prints.sql, from
+// reading_changes_by_month and price_changes). Statements that price or verify a month
+// record these figures as they read them (count_months), so a month is served while they
+// are unchanged.
+func (c *Pricer) monthPrints(ctx context.Context, args []any, m0, m1 string) (reachPrints, error) {
+	out := newReachPrints()
+	args = append(args[:len(args):len(args)], chstore.Named("m0", m0), chstore.Named("m1", m1))
+	rows, err := c.db.Query(ctx, monthPrintsStmt.With(monthPrintsSQL), args...)
+	if err != nil {
+		return out, fmt.Errorf("month reach fingerprints: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind uint8
+		var k monthKey
+		var n, print uint64
+		if err := rows.Scan(&kind, &k.obj.loc, &k.obj.dev, &k.month, &n, &print); err != nil {
+			return out, fmt.Errorf("scan month reach fingerprints: %w", err)
+		}
+		out.add(kind, k, n, print)
+	}
+	return out, rows.Err()
+}
+
+// add adds a row of kind 0 (records), 1 (dated price changes) or 2 (every date: n).
+func (p reachPrints) add(kind uint8, k monthKey, n, print uint64) {
+	switch kind {
+	case 2:
+		p.every[k.obj.loc] += n
+	case 1:
+		p.dated[k] += print
+	default:
+		p.readings[k] += print
+	}
+}
