@@ -23,14 +23,20 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 	refused := map[string]string{} // object → code
 	where := map[string]string{}   // device → its location in the window
 	counts := map[pair][2]uint64{} // import and export records
-	for _, s := range sums {
-		obj := objectOf(s)
-		n := counts[pair{obj, s.Loc}]
-		counts[pair{obj, s.Loc}] = [2]uint64{n[0] + s.NImport, n[1] + s.NExport}
-		if l, ok := where[obj]; ok && l != s.Loc {
+	// Sums come in runs of one object (by location, device, bucket): a run's records are
+	// counted, and its location checked, once.
+	for i := 0; i < len(sums); {
+		obj, loc := objectOf(sums[i]), sums[i].Loc
+		var n [2]uint64
+		for ; i < len(sums) && sums[i].Loc == loc && objectOf(sums[i]) == obj; i++ {
+			n[0], n[1] = n[0]+sums[i].NImport, n[1]+sums[i].NExport
+		}
+		had := counts[pair{obj, loc}]
+		counts[pair{obj, loc}] = [2]uint64{had[0] + n[0], had[1] + n[1]}
+		if l, ok := where[obj]; ok && l != loc {
 			refused[obj] = "ambiguous_location"
 		}
-		where[obj] = s.Loc
+		where[obj] = loc
 	}
 	for k, n := range counts {
 		if refused[k.object] == "" && plans[k.location].Missing(n[0], n[1]) != "" {
@@ -39,12 +45,15 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 	}
 	rows := make([]FleetRow, 0, len(sums))
 	when := bucketDates{req: req, seen: map[whenKey]*bucketWhen{}}
+	var loc catalog.Location // the location of the run of sums being turned into rows
 	for _, s := range sums {
 		obj := objectOf(s)
 		if refused[obj] != "" {
 			continue
 		}
-		loc := locs[s.Loc]
+		if loc.ID != s.Loc {
+			loc = locs[s.Loc]
+		}
 		rows = append(rows, fleetRow(req, s, obj, loc, when.of(s.Key, loc.Timezone)))
 	}
 	if req.GroupBy == GroupCustomer {
