@@ -216,10 +216,10 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 			at := time.Unix(int64(s.DayStart), 0)
 			if _, stale := staleFrom[s.Loc]; !stale || at.Before(dayFrom) || !at.Before(dayTo) {
 				out = append(out, s.sum())
-				c.buckets.served.Add(1)
 			}
 		}
 	}
+	c.buckets.served.Add(int64(len(out)))
 	if len(ids) == 0 {
 		return out, nil
 	}

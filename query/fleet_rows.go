@@ -44,7 +44,7 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 		}
 	}
 	rows := make([]FleetRow, 0, len(sums))
-	when := bucketDates{req: req, seen: map[whenKey]*bucketWhen{}}
+	when := &bucketDates{req: req}
 	var loc catalog.Location // the location of the run of sums being turned into rows
 	for _, s := range sums {
 		obj := objectOf(s)
@@ -82,24 +82,31 @@ type bucketWhen struct {
 	start, end catalog.Timestamp
 }
 
-// whenKey names a bucket of a zone by its local start.
-type whenKey struct {
-	k    uint32
-	zone string
-}
-
 // bucketDates dates the buckets of one answer, each (bucket, zone) once: rows share
-// their dates and bounds (a month by DAY of 1,000 locations in one zone has 31).
+// their dates and bounds (a month by DAY of 1,000 locations in one zone has 31). Buckets
+// are kept per zone by their local start, the zone of the row before at hand: rows come
+// by location, so a zone's name is hashed once a run of rows, not once a row.
 type bucketDates struct {
-	req  FleetRequest
-	seen map[whenKey]*bucketWhen
+	req    FleetRequest
+	zones  map[string]map[uint32]*bucketWhen
+	zone   string
+	inZone map[uint32]*bucketWhen
 }
 
-func (d bucketDates) of(k uint32, zone string) *bucketWhen {
-	w, ok := d.seen[whenKey{k, zone}]
+func (d *bucketDates) of(k uint32, zone string) *bucketWhen {
+	if d.inZone == nil || zone != d.zone {
+		if d.zones == nil {
+			d.zones = map[string]map[uint32]*bucketWhen{}
+		}
+		if d.zones[zone] == nil {
+			d.zones[zone] = map[uint32]*bucketWhen{}
+		}
+		d.zone, d.inZone = zone, d.zones[zone]
+	}
+	w, ok := d.inZone[k]
 	if !ok {
 		w = bucketTimes(d.req, k, zone)
-		d.seen[whenKey{k, zone}] = w
+		d.inZone[k] = w
 	}
 	return w
 }
