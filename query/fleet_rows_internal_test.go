@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -41,5 +42,25 @@ func TestFleetRowsRefuseByEveryRecordOfAnObject(t *testing.T) {
 	req.GroupBy = GroupLocation
 	if _, skipped = fleetRows(req, sums, locs, plans); len(skipped) != 1 || skipped[0] != (SkippedItem{ID: "loc_c", Code: "no_tariff_connected"}) {
 		t.Errorf("by location: skipped %+v, want loc_c no_tariff_connected", skipped)
+	}
+}
+
+// BenchmarkFleetRows turns a month by DAY of 1,000 locations (31,000 sums, in location
+// order as served buckets come) into rows.
+func BenchmarkFleetRows(b *testing.B) {
+	start := time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
+	req := FleetRequest{Start: start, End: start.AddDate(0, 1, 0), Aggregation: AggregationDay, GroupBy: GroupLocation}
+	locs, plans := map[string]catalog.Location{}, map[string]tariffs.Plan{}
+	var sums []fleetSum
+	for i := range 1000 {
+		id := fmt.Sprintf("loc_%024d", i)
+		locs[id], plans[id] = catalog.Location{ID: id, Timezone: "Europe/London", CurrencyCode: "GBP"}, tariffs.Plan{HasImport: true}
+		for d := range 30 {
+			sums = append(sums, fleetSum{Loc: id, Key: uint32(start.AddDate(0, 0, d).Add(-time.Hour).Unix()), NImport: 48, Energy: 1, Money: 1})
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		fleetRows(req, sums, locs, plans)
 	}
 }
