@@ -104,13 +104,26 @@ func (c *Pricer) readStates(ctx context.Context, scope kwhouse.Scope, daily Flee
 	var stored []storedBucket
 	var counts []countRow
 	g, gctx := errgroup.WithContext(ctx)
-	about := len(b.ids) * int(dayNumber(last)-dayNumber(first)+1) // a bucket a location and day
+	days := int(dayNumber(last)-dayNumber(first)) + 1
+	about := len(b.ids) * days // a bucket a location and day
 	g.Go(func() (err error) { stored, err = c.storedBuckets(gctx, args, about); return err })
-	g.Go(func() (err error) { counts, err = c.changeCounts(gctx, args, about+6*len(b.ids)); return err })
+	g.Go(func() (err error) {
+		counts, err = c.changeCounts(gctx, args, countsAbout(len(b.ids), len(b.chained), days))
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return newDayTable(stored, counts, dayNumber(first), dayNumber(last)).states(stored), nil
+}
+
+// countsAbout is about how many rows bucket_counts returns for n locations, chained of
+// them tiered, over a run of days (count_ranges): a row per UTC date read and local day it
+// overlaps (two in a zone off UTC), the dates three days either side of the run, and for a
+// tiered location both directions and its chain's 35 days before; growing a slice of
+// 80,000 counts step by step allocated three times what they hold.
+func countsAbout(n, chained, days int) int {
+	return 2*(n-chained)*(days+7) + 4*chained*(days+42)
 }
 
 // last is the date of the run's last day (a local day lasts 23–25 hours).
@@ -160,12 +173,15 @@ func (c *Pricer) storedBuckets(ctx context.Context, args []any, about int) ([]st
 	}
 	defer rows.Close()
 	out := make([]storedBucket, 0, about)
+	// One row scanned into, and its destinations, for every row: a value per row would
+	// escape to the heap, as would the destinations' slice.
+	var b storedBucket
+	var d uint32
+	s := &b.state
+	dest := []any{&s.Loc, &s.Dev, &d, &b.sameKind, &s.DayStart, &s.Empty, &s.NImport, &s.NExport,
+		&s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.ReadingsSeen, &s.PricesSeen, &b.version}
 	for rows.Next() {
-		var b storedBucket
-		var d uint32
-		s := &b.state
-		if err := rows.Scan(&s.Loc, &s.Dev, &d, &b.sameKind, &s.DayStart, &s.Empty, &s.NImport, &s.NExport,
-			&s.Energy, &s.Money, &s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.ReadingsSeen, &s.PricesSeen, &b.version); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan priced bucket: %w", err)
 		}
 		s.Day, s.Stored, b.day = dateOf(d), 1, d
@@ -182,9 +198,10 @@ func (c *Pricer) changeCounts(ctx context.Context, args []any, about int) ([]cou
 	}
 	defer rows.Close()
 	out := make([]countRow, 0, about)
+	var r countRow // scanned into for every row (storedBuckets)
+	dest := []any{&r.kind, &r.loc, &r.dev, &r.a, &r.b, &r.n}
 	for rows.Next() {
-		var r countRow
-		if err := rows.Scan(&r.kind, &r.loc, &r.dev, &r.a, &r.b, &r.n); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan change count: %w", err)
 		}
 		out = append(out, r)

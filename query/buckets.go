@@ -210,16 +210,16 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 	// The stale days, whole; priced within the window (partial days priced as their parts).
 	dayFrom, dayTo := from, to
 	from, to = maxTime(from, run.w0), minTime(to, run.w1)
-	var out []fleetSum
+	out := make([]fleetSum, 0, len(states))
 	for _, s := range states {
 		if s.Valid == 1 && s.Empty == 0 {
 			at := time.Unix(int64(s.DayStart), 0)
 			if _, stale := staleFrom[s.Loc]; !stale || at.Before(dayFrom) || !at.Before(dayTo) {
 				out = append(out, s.sum())
-				c.buckets.served.Add(1)
 			}
 		}
 	}
+	c.buckets.served.Add(int64(len(out)))
 	if len(ids) == 0 {
 		return out, nil
 	}

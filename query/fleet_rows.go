@@ -23,14 +23,20 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 	refused := map[string]string{} // object → code
 	where := map[string]string{}   // device → its location in the window
 	counts := map[pair][2]uint64{} // import and export records
-	for _, s := range sums {
-		obj := objectOf(s)
-		n := counts[pair{obj, s.Loc}]
-		counts[pair{obj, s.Loc}] = [2]uint64{n[0] + s.NImport, n[1] + s.NExport}
-		if l, ok := where[obj]; ok && l != s.Loc {
+	// Sums come in runs of one object (by location, device, bucket): a run's records are
+	// counted, and its location checked, once.
+	for i := 0; i < len(sums); {
+		obj, loc := objectOf(sums[i]), sums[i].Loc
+		var n [2]uint64
+		for ; i < len(sums) && sums[i].Loc == loc && objectOf(sums[i]) == obj; i++ {
+			n[0], n[1] = n[0]+sums[i].NImport, n[1]+sums[i].NExport
+		}
+		had := counts[pair{obj, loc}]
+		counts[pair{obj, loc}] = [2]uint64{had[0] + n[0], had[1] + n[1]}
+		if l, ok := where[obj]; ok && l != loc {
 			refused[obj] = "ambiguous_location"
 		}
-		where[obj] = s.Loc
+		where[obj] = loc
 	}
 	for k, n := range counts {
 		if refused[k.object] == "" && plans[k.location].Missing(n[0], n[1]) != "" {
@@ -38,13 +44,16 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 		}
 	}
 	rows := make([]FleetRow, 0, len(sums))
-	when := bucketDates{req: req, seen: map[whenKey]*bucketWhen{}}
+	when := &bucketDates{req: req}
+	var loc catalog.Location // the location of the run of sums being turned into rows
 	for _, s := range sums {
 		obj := objectOf(s)
 		if refused[obj] != "" {
 			continue
 		}
-		loc := locs[s.Loc]
+		if loc.ID != s.Loc {
+			loc = locs[s.Loc]
+		}
 		rows = append(rows, fleetRow(req, s, obj, loc, when.of(s.Key, loc.Timezone)))
 	}
 	if req.GroupBy == GroupCustomer {
@@ -73,24 +82,31 @@ type bucketWhen struct {
 	start, end catalog.Timestamp
 }
 
-// whenKey names a bucket of a zone by its local start.
-type whenKey struct {
-	k    uint32
-	zone string
-}
-
 // bucketDates dates the buckets of one answer, each (bucket, zone) once: rows share
-// their dates and bounds (a month by DAY of 1,000 locations in one zone has 31).
+// their dates and bounds (a month by DAY of 1,000 locations in one zone has 31). Buckets
+// are kept per zone by their local start, the zone of the row before at hand: rows come
+// by location, so a zone's name is hashed once a run of rows, not once a row.
 type bucketDates struct {
-	req  FleetRequest
-	seen map[whenKey]*bucketWhen
+	req    FleetRequest
+	zones  map[string]map[uint32]*bucketWhen
+	zone   string
+	inZone map[uint32]*bucketWhen
 }
 
-func (d bucketDates) of(k uint32, zone string) *bucketWhen {
-	w, ok := d.seen[whenKey{k, zone}]
+func (d *bucketDates) of(k uint32, zone string) *bucketWhen {
+	if d.inZone == nil || zone != d.zone {
+		if d.zones == nil {
+			d.zones = map[string]map[uint32]*bucketWhen{}
+		}
+		if d.zones[zone] == nil {
+			d.zones[zone] = map[uint32]*bucketWhen{}
+		}
+		d.zone, d.inZone = zone, d.zones[zone]
+	}
+	w, ok := d.inZone[k]
 	if !ok {
 		w = bucketTimes(d.req, k, zone)
-		d.seen[whenKey{k, zone}] = w
+		d.inZone[k] = w
 	}
 	return w
 }

@@ -26,6 +26,7 @@ type options struct {
 	cluster             string
 	keep                bool
 	only, cpuProfile    string
+	memProfile          string
 	afresh              bool
 	fleetTimeout        time.Duration
 }
@@ -40,6 +41,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", true, "keep the loaded data for the next run")
 	flag.StringVar(&o.only, "only", "", "run only the shapes whose name contains this (or one of several, separated by |)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed requests to this file")
+	flag.StringVar(&o.memProfile, "memprofile", "", "write a Go allocation profile (every allocation since start) to this file at the end")
 	flag.BoolVar(&o.afresh, "afresh", true, "also time each fleet shape priced afresh (no priced buckets)")
 	flag.DurationVar(&o.fleetTimeout, "fleet-timeout", 5*time.Minute, "client timeout of one fleet request (the first of a shape prices what no bucket holds)")
 	flag.Parse()
@@ -99,6 +101,9 @@ func run(o options) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if o.memProfile != "" {
+		defer writeMemProfile(o.memProfile)
+	}
 	if err := locationShapes(ctx, a, base, fx, o); err != nil {
 		return err
 	}
@@ -109,6 +114,20 @@ func run(o options) error {
 		return pricerLag(ctx, a, fx)
 	}
 	return nil
+}
+
+// writeMemProfile writes the allocations made so far (the alloc_space view of go tool
+// pprof) to path.
+func writeMemProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		log.Print(err)
+	}
 }
 
 // selected reports whether the -only flag lets shape name run: its name contains one of
