@@ -106,13 +106,55 @@ func (c *Pricer) requestMonths(ctx context.Context, scope kwhouse.Scope, req Fle
 	return out, g.Wait()
 }
 
-// chunkMonths is wholeMonths of some locations of one zone, tiered or not.
+// chunkMonths makes the months of some locations of one zone, tiered or not: whole months
+// kept in priced_months that hold now as stored (keptMonths), the others by wholeMonths,
+// which keeps the whole months it verifies.
 func (c *Pricer) chunkMonths(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, zone string, ids []string,
 	tiered map[string]bool) ([]fleetSum, map[monthKey]bool, error) {
 	z, err := catalog.LoadZone(zone)
 	if err != nil {
 		return nil, nil, fmt.Errorf("zone of a fleet batch: %w", err)
 	}
+	run := dayRunOf(daily.Start, daily.End, z)
+	b, chained := chunkBatch(zone, ids, tiered)
+	out, done, err := c.keptMonths(withLocsChained(ctx, ids, chained), stateArgs(scope, daily, b, run), z, ids, wholeMonthsOf(run, z))
+	if err != nil {
+		return nil, nil, err
+	}
+	stale := map[monthKey]bool{}
+	var keep []pricedMonth
+	for _, seg := range monthSegments(run, z, ids, done) {
+		sb, sc := chunkBatch(zone, seg.ids, tiered)
+		sums, st, verified, err := c.wholeMonths(withLocsChained(ctx, sb.ids, sc), scope, daily, sb, z, seg.run)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range sums {
+			if !done[monthKey{objKey{loc: s.Loc}, monthOf(dayNumber(time.Unix(int64(s.Key), 0).In(z)))}] {
+				out = append(out, s)
+			}
+		}
+		for k := range st {
+			if !done[monthKey{objKey{loc: k.obj.loc}, k.month}] {
+				stale[k] = true
+			}
+		}
+		for _, m := range verified {
+			if !done[monthKey{objKey{loc: m.key.obj.loc}, m.key.month}] {
+				keep = append(keep, m)
+			}
+		}
+	}
+	if err := c.keepMonths(ctx, scope, daily.Direction, zone, tiered, keep); err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(out, func(a, b fleetSum) int { return sumBefore(&a, &b) })
+	return out, stale, nil
+}
+
+// chunkBatch is the batch of locations ids of zone, tiered when any of them is, and its
+// tiered ones (sent as _chained: withLocsChained).
+func chunkBatch(zone string, ids []string, tiered map[string]bool) (fleetBatch, []string) {
 	var chained []string
 	for _, id := range ids {
 		if tiered[id] {
@@ -120,8 +162,53 @@ func (c *Pricer) chunkMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 		}
 	}
 	// tiered: the counts are read from a tier chain's start (stateArgs).
-	b := fleetBatch{zone: zone, tiered: len(chained) > 0, ids: ids}
-	return c.wholeMonths(withLocsChained(ctx, ids, chained), scope, daily, b, z, dayRunOf(daily.Start, daily.End, z))
+	return fleetBatch{zone: zone, tiered: len(chained) > 0, ids: ids}, chained
+}
+
+// monthSegment is a run of consecutive local months that some locations of a chunk read
+// from buckets (wholeMonths).
+type monthSegment struct {
+	run dayRun
+	ids []string
+}
+
+// monthSegments groups the months of run's window that locations ids do not have done
+// (keptMonths: a month partly in the window never is) into runs of consecutive months,
+// each with the locations that need one of its months.
+func monthSegments(run dayRun, zone *time.Location, ids []string, done map[monthKey]bool) []monthSegment {
+	var out []monthSegment
+	var cur *monthSegment
+	var m1 uint32
+	for m := monthOf(dayNumber(run.first)); m <= dayNumber(run.last()); m = monthEnd(m) + 1 {
+		var need []string
+		for _, id := range ids {
+			if !done[monthKey{objKey{loc: id}, m}] {
+				need = append(need, id)
+			}
+		}
+		if len(need) == 0 {
+			cur = nil
+			continue
+		}
+		if cur == nil {
+			out = append(out, monthSegment{run: dayRun{w0: maxTime(run.w0, localMidnightOf(m, zone))}})
+			cur = &out[len(out)-1]
+		}
+		cur.ids = mergeIDs(cur.ids, need)
+		m1 = m
+		cur.run.w1 = minTime(run.w1, localMidnightOf(monthEnd(m1)+1, zone))
+	}
+	for i := range out {
+		out[i].run = dayRunOf(out[i].run.w0, out[i].run.w1, zone)
+	}
+	return out
+}
+
+// mergeIDs is the union of two sorted lists of ids, sorted.
+func mergeIDs(a, b []string) []string {
+	out := append(append(make([]string, 0, len(a)+len(b)), a...), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // wholeMonths serves the local months of a run of b's locations (one zone; ctx carries
@@ -132,21 +219,28 @@ func (c *Pricer) chunkMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 // day depends on now, and no day without a bucket has readings counted — the per-day rule
 // of bucket_states.go on every day, with only each day's counts moved. Nothing is assumed of the order of the
 // two reads or of the replicas that answer them (docs/costs.md, "MONTH and NONE
-// answers"). It returns the valid months' sums (keyed by a local midnight of their month)
-// and the months that must be made day by day.
+// answers"). It returns the valid months' sums (keyed by a local midnight of their month),
+// the months that must be made day by day, and the valid months the window covers whole
+// as priced months to keep, under the reach fingerprints count_months read with the counts
+// that verified them.
 func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
-	zone *time.Location, run dayRun) ([]fleetSum, map[monthKey]bool, error) {
+	zone *time.Location, run dayRun) ([]fleetSum, map[monthKey]bool, []pricedMonth, error) {
 	args := stateArgs(scope, daily, b, run)
 	var months []monthRow
 	var counts monthCounts
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { months, err = c.bucketMonths(gctx, args, len(b.ids)*13); return err })
-	g.Go(func() (err error) { counts, err = c.countMonths(gctx, args); return err })
+	g.Go(func() (err error) { counts, err = c.countMonths(gctx, reachArgs(args, run)); return err })
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	whole := map[uint32]bool{}
+	for _, m := range wholeMonthsOf(run, zone) {
+		whole[m] = true
 	}
 	d0 := dayNumber(run.first)
 	var out []fleetSum
+	var verified []pricedMonth
 	stale := map[monthKey]bool{}
 	stored := make(map[monthKey]bool, len(months))
 	for _, m := range months {
@@ -154,6 +248,9 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 		if !m.valid(counts) {
 			stale[m.key] = true
 			continue
+		}
+		if whole[m.key.month] {
+			verified = append(verified, verifiedMonth(m.key, m.served, m.sum, counts))
 		}
 		if m.served > 0 {
 			c.buckets.served.Add(int64(m.served))
@@ -167,7 +264,28 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 			stale[k] = true // readings of a month without a bucket
 		}
 	}
-	return out, stale, nil
+	for k := range counts.reach.readings { // records near a month without any in its days
+		if whole[k.month] && !stored[k] && !stale[k] {
+			verified = append(verified, verifiedMonth(k, 0, fleetSum{Loc: k.obj.loc, Dev: k.obj.dev}, counts))
+		}
+	}
+	return out, stale, verified, nil
+}
+
+// reachArgs are a run's state arguments with records and price changes read from its first
+// day - 4 days (count_months: the reach of its first month; the counts of the run's days
+// are the same).
+func reachArgs(args []any, run dayRun) []any {
+	from := dateOf(dayNumber(run.first) - 4).Format(time.DateOnly)
+	out := slices.Clone(args)
+	for i, a := range out {
+		if n, ok := a.(chstore.NamedArg); ok {
+			if v, _ := n.Value.(string); n.Name == "u0" || n.Name == "p0" || (n.Name == "u0_chained" && v > from) {
+				out[i] = chstore.Named(n.Name, from)
+			}
+		}
+	}
+	return out
 }
 
 // valid says whether every day of m's month within the run is served as stored: one

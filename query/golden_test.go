@@ -44,6 +44,7 @@ var goldenShapes = []struct {
 	{"bucket_months.sql", "bucket_months", nil},
 	{"count_months.sql", "count_months", nil},
 	{"month_prints.sql", "month_prints", nil},
+	{"month_stored.sql", "month_stored", nil},
 	{"fleet_recorded.sql", "fleet_recorded", nil},
 	{"carbon_records.sql", "carbon_records", pricingShape{Dedup: dedupArgMax, Session: true}},
 	{"demand_readings.sql", "demand_readings", demandShape},

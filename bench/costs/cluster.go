@@ -9,14 +9,17 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// emptyBuckets leaves no priced bucket of the fixture usable. On one server it empties
-// priced_buckets. On a cluster it records a price change of every date for each of the
+// emptyBuckets leaves no priced bucket or month of the fixture usable. On one server it
+// empties priced_buckets and priced_months. On a cluster it records a price change of every date for each of the
 // fixture's locations instead (what a tariff write records): every bucket is then stale
 // and priced again, as if none were kept. A TRUNCATE of the replicated table hung on
 // 18.16 (both replicas of a shard waiting on each other with ON CLUSTER, and a replica's
 // drop of the range waiting without it), leaving the shard's buckets locked.
 func emptyBuckets(ctx context.Context, a *app.App, fx *fixture) error {
 	if a.Config.ClickHouse.Cluster == "" {
+		if err := a.DB.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_months")); err != nil {
+			return err
+		}
 		return a.DB.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_buckets"))
 	}
 	b, err := a.DB.Insert(ctx, chstore.Tool("INSERT INTO price_changes (account_id, live_mode, location_id, day, n, version) VALUES"))
