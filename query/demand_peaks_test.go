@@ -19,7 +19,8 @@ import (
 // bill reads no readings for demand: 1 kWh every hour of 1–5 March is 1 kW in every
 // quarter hour, a demand charge of 3.
 func TestBucketPricerKeepsDemandPeaks(t *testing.T) {
-	f, loc, measured := newDemandHome(t, func() time.Time { return time.Date(2024, 3, 6, 12, 0, 0, 0, time.UTC) })
+	f, loc, reads := newDemandHome(t, func() time.Time { return time.Date(2024, 3, 6, 12, 0, 0, 0, time.UTC) })
+	measured := &reads.measured
 	api := f.api
 
 	bp := query.NewBucketPricer(api.App.Pricer, api.App.Cache, testkit.Logger(), time.Minute, 35)
@@ -45,14 +46,16 @@ func TestBucketPricerKeepsDemandPeaks(t *testing.T) {
 }
 
 // TestDemandPeaksCountTheirMonthsDatesInTheirZone: a month's kept peaks are measured again
-// only when readings of its own local month change, in its location's zone. Readings of
-// 1 April 00:00–01:00 UTC are April's in London (01:00 BST), so a background pass leaves
-// London's March peaks as kept (one row, never written again); the same hour two hours
-// later is 31 March 22:00 in New York, so New York's March is measured again and its bill
-// bills the new 5 kW peak (a demand charge of 15), from the peaks the pass kept.
+// only when readings of its reach change (the UTC dates from 4 days before its first to 2
+// days after its last), which holds every reading its local month's peaks come from in
+// any zone. Readings of 3 April 00:00–01:00 UTC are outside March's reach, so a background
+// pass leaves London's March peaks as kept (one row, never written again); the hour of 1
+// April 02:00 UTC is 31 March 22:00 in New York, so New York's March is measured again and
+// its bill bills the new 5 kW peak (a demand charge of 15), from the peaks the pass kept.
 func TestDemandPeaksCountTheirMonthsDatesInTheirZone(t *testing.T) {
 	now := func() time.Time { return time.Date(2024, 4, 1, 12, 0, 0, 0, time.UTC) }
-	api, measured := startCountingDemandReads(t, now)
+	api, reads := startCountingDemandReads(t, now)
+	measured := &reads.measured
 	acc := api.NewAccount("zones")
 	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test())}
 	tariff := capacityTariff()
@@ -68,7 +71,7 @@ func TestDemandPeaksCountTheirMonthsDatesInTheirZone(t *testing.T) {
 	if err := bp.Pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	f.readings(london, time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC), 1, 5000)
+	f.readings(london, time.Date(2024, 4, 3, 0, 0, 0, 0, time.UTC), 1, 5000)
 	f.readings(newYork, time.Date(2024, 4, 1, 2, 0, 0, 0, time.UTC), 1, 5000)
 	if err := bp.Pass(context.Background()); err != nil {
 		t.Fatal(err)
@@ -80,7 +83,7 @@ func TestDemandPeaksCountTheirMonthsDatesInTheirZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	if londonMarch != 1 {
-		t.Errorf("London's March peaks were kept %d times: readings of its April measured its March again", londonMarch)
+		t.Errorf("London's March peaks were kept %d times: readings outside its reach measured its March again", londonMarch)
 	}
 	before := measured.Load()
 	for _, c := range []struct {
@@ -109,36 +112,42 @@ func capacityTariff() map[string]any {
 // newDemandHome starts the API at now (nil: the clock) with an account holding a London
 // home on capacityTariff and 1 kWh every hour of 1–5 March 2024 (1 kW in every quarter
 // hour), counting the statements that read readings to measure demand peaks.
-func newDemandHome(t *testing.T, now func() time.Time) (*bucketFleet, string, *atomic.Int64) {
-	api, measured := startCountingDemandReads(t, now)
+func newDemandHome(t *testing.T, now func() time.Time) (*bucketFleet, string, *demandReads) {
+	api, reads := startCountingDemandReads(t, now)
 	acc := api.NewAccount("demand")
 	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), scope: kwhouse.Scope{AccountID: acc.ID}}
 	loc := f.location(capacityTariff())
 	f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
-	return f, loc, measured
+	return f, loc, reads
 }
 
-// startCountingDemandReads starts the API at now, counting the statements that read
-// readings to measure demand peaks.
-func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API, *atomic.Int64) {
-	measured := &atomic.Int64{}
+// demandReads counts the statements that read readings to measure demand peaks
+// (measured) and those that read month reach fingerprints (prints).
+type demandReads struct{ measured, prints atomic.Int64 }
+
+// startCountingDemandReads starts the API at now, counting demandReads.
+func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API, *demandReads) {
+	reads := &demandReads{}
 	api := apitest.Start(t, apitest.Options{Now: now, Observe: func(st chstore.Statement) {
-		if st.Name == "query.demand_readings" {
-			measured.Add(1)
+		switch st.Name {
+		case "query.demand_readings":
+			reads.measured.Add(1)
+		case "query.month_prints":
+			reads.prints.Add(1)
 		}
 	}})
-	return api, measured
+	return api, reads
 }
 
 // TestDemandPeaksAreMeasuredAgainWhenADayChangesThoughTheMonthCountsAddUp: kept peaks hold
-// only while every day's reading count is the one they were measured under, not while the
-// month's counts merely add up (docs/costs.md, "Bill charges"). March 2's count is lowered
-// by a row of n = 2⁶⁴ − 1 (what a replica that has not yet fetched a count shows; the
-// summing table adds modulo 2⁶⁴) and a 5 kWh reading is added on March 7: the month's
-// counts add up as before, and the bill must bill the new 5 kW peak (15), not the kept
-// 1 kW (3).
+// only while the fingerprint of their month's reach is the one they were measured under,
+// not while its row count merely adds up (docs/costs.md, "Bill charges"). March's count of
+// rows is lowered by a row of n = 2⁶⁴ − 1 taking March 2's weight off its fingerprint (what
+// a replica that has not yet fetched a row of March 2 shows; the summing table adds modulo
+// 2⁶⁴) and a 5 kWh reading is added on March 7: the month's rows add up as before, and the
+// bill must bill the new 5 kW peak (15), not the kept 1 kW (3).
 func TestDemandPeaksAreMeasuredAgainWhenADayChangesThoughTheMonthCountsAddUp(t *testing.T) {
-	f, loc, measured := newDemandHome(t, nil)
+	f, loc, reads := newDemandHome(t, nil)
 	bill := func(what string, energy, demand float64) {
 		t.Helper()
 		r := f.do("POST", "/costs/interval/"+loc+"?aggregation=MONTH&include_charges=true",
@@ -152,16 +161,54 @@ func TestDemandPeaksAreMeasuredAgainWhenADayChangesThoughTheMonthCountsAddUp(t *
 		}
 	}
 	bill("first bill", 30, 3)
-	before := measured.Load()
+	before := reads.measured.Load()
 	bill("asked again", 30, 3)
-	if n := measured.Load() - before; n != 0 {
+	if n := reads.measured.Load() - before; n != 0 {
 		t.Fatalf("asked again, the bill measured demand peaks %d time(s): none were kept", n)
 	}
-	if err := f.api.App.DB.Exec(context.Background(), chstore.Tool(`INSERT INTO reading_changes (account_id, live_mode, location_id,
-		device_id, direction, day, n, last_version) SELECT ?, toUInt8(0), ?, '', 'IMPORT', toDate('2024-03-02'), toUInt64(?), toUInt64(?)`),
+	if err := f.api.App.DB.Exec(context.Background(), chstore.Tool(`INSERT INTO reading_changes_by_month (account_id, live_mode,
+		location_id, device_id, direction, month, n, print, last_version) SELECT ?, toUInt8(0), ?, '', 'IMPORT', toDate('2024-03-01'),
+		toUInt64(?), toUInt64(0) - `+chstore.DayWeight("toDate('2024-03-02')")+`, toUInt64(?)`),
 		f.scope.AccountID, loc, uint64(math.MaxUint64), uint64(time.Now().UnixNano())); err != nil {
 		t.Fatal(err)
 	}
 	f.readings(loc, time.Date(2024, 3, 7, 10, 0, 0, 0, time.UTC), 1, 5000)
 	bill("after a 5 kWh reading of March 7", 31.25, 15)
+}
+
+// TestKeptDemandPeaksAreServedFromOneReadOfMonthPrints: with nothing written, a bill
+// serves its month's kept peaks after one read of month reach fingerprints (and no read of
+// readings); a re-sent reading (a new version of 3 March 10:00–11:00, 5 kWh: 5 kW in each
+// of its quarters, demand 5 × 3 = 15; energy 30 − 0.25 + 1.25 = 31) and a reading starting
+// the day before the month (29 February 23:30–1 March 00:30, 20 kWh: 20 kW in March's
+// first two quarters beside the 1 kW of 1 March 00:00–01:00, demand 21 × 3 = 63; its
+// energy is February's, outside the window) each measure the month again.
+func TestKeptDemandPeaksAreServedFromOneReadOfMonthPrints(t *testing.T) {
+	f, loc, reads := newDemandHome(t, nil)
+	bill := func(what string, energy, demand float64) {
+		t.Helper()
+		r := f.do("POST", "/costs/interval/"+loc+"?aggregation=MONTH&include_charges=true",
+			map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-04-01T00:00:00Z"})
+		var b struct {
+			Charges struct{ Energy, Demand float64 }
+		}
+		r.JSON(t, &b)
+		if r.Status != 200 || !close6(b.Charges.Energy, energy) || !close6(b.Charges.Demand, demand) {
+			t.Fatalf("%s: want energy %v, demand %v; got %d %s", what, energy, demand, r.Status, r.Body)
+		}
+	}
+	bill("first bill", 30, 3)
+	measured, prints := reads.measured.Load(), reads.prints.Load()
+	bill("asked again", 30, 3)
+	if n, p := reads.measured.Load()-measured, reads.prints.Load()-prints; n != 0 || p != 1 {
+		t.Errorf("asked again with nothing written: %d read(s) of readings, %d of month prints; want 0 and 1", n, p)
+	}
+	measured = reads.measured.Load()
+	f.readings(loc, time.Date(2024, 3, 3, 10, 0, 0, 0, time.UTC), 1, 5000)
+	bill("after re-sending 3 March 10:00 as 5 kWh", 31, 15)
+	f.readings(loc, time.Date(2024, 2, 29, 23, 30, 0, 0, time.UTC), 1, 20000)
+	bill("after a reading from 29 February 23:30", 31, 63)
+	if n := reads.measured.Load() - measured; n != 2 {
+		t.Errorf("the two changes measured the month %d time(s), want 2", n)
+	}
 }

@@ -49,7 +49,6 @@ var goldenShapes = []struct {
 	{"carbon_records.sql", "carbon_records", pricingShape{Dedup: dedupArgMax, Session: true}},
 	{"demand_readings.sql", "demand_readings", demandShape},
 	{"demand_stored.sql", "demand_stored", nil},
-	{"demand_counts.sql", "demand_counts", nil},
 	{"plan_segments_market.sql", "plan_segments", pricingShape{Markets: true}},
 }
 

@@ -1,8 +1,8 @@
 -- The kept demand peaks of some locations (the external table _locs) in one direction, for
 -- the local months starting in [@m0, @m1] (docs/costs.md, "Bill charges"): the latest
--- version of each (location, month, tariff key), with the reading change count it was
--- measured under. Only tariff keys starting with @kept_prefix (peaks kept under the counts
--- demand_counts reads).
+-- version of each (location, month, tariff key), with the fingerprint of its month's reach
+-- it was measured under. Only tariff keys starting with @kept_prefix (peaks kept under the
+-- reach fingerprints month_prints.sql reads).
 SELECT location_id, toUInt32(month_start) AS month, tariff_key,
     argMax(peaks, version) AS peaks, argMax(readings_seen, version) AS seen
 FROM demand_peaks
