@@ -121,6 +121,21 @@ func newDemandHome(t *testing.T, now func() time.Time) (*bucketFleet, string, *d
 	return f, loc, reads
 }
 
+// checkMarchBill asks loc's bill from 1 March 2024 to end by MONTH with charges and checks
+// its energy and demand charges.
+func (f *bucketFleet) checkMarchBill(loc, end, what string, energy, demand float64) {
+	f.t.Helper()
+	r := f.do("POST", "/costs/interval/"+loc+"?aggregation=MONTH&include_charges=true",
+		map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": end})
+	var b struct {
+		Charges struct{ Energy, Demand float64 }
+	}
+	r.JSON(f.t, &b)
+	if r.Status != 200 || !close6(b.Charges.Energy, energy) || !close6(b.Charges.Demand, demand) {
+		f.t.Fatalf("%s: want energy %v, demand %v; got %d %s", what, energy, demand, r.Status, r.Body)
+	}
+}
+
 // demandReads counts the statements that read readings to measure demand peaks
 // (measured) and those that read month reach fingerprints (prints).
 type demandReads struct{ measured, prints atomic.Int64 }
@@ -150,15 +165,7 @@ func TestDemandPeaksAreMeasuredAgainWhenADayChangesThoughTheMonthCountsAddUp(t *
 	f, loc, reads := newDemandHome(t, nil)
 	bill := func(what string, energy, demand float64) {
 		t.Helper()
-		r := f.do("POST", "/costs/interval/"+loc+"?aggregation=MONTH&include_charges=true",
-			map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-31T23:00:00Z"})
-		var b struct {
-			Charges struct{ Energy, Demand float64 }
-		}
-		r.JSON(t, &b)
-		if r.Status != 200 || !close6(b.Charges.Energy, energy) || !close6(b.Charges.Demand, demand) {
-			t.Errorf("%s: want energy %v, demand %v; got %d %s", what, energy, demand, r.Status, r.Body)
-		}
+		f.checkMarchBill(loc, "2024-03-31T23:00:00Z", what, energy, demand)
 	}
 	bill("first bill", 30, 3)
 	before := reads.measured.Load()
@@ -187,15 +194,7 @@ func TestKeptDemandPeaksAreServedFromOneReadOfMonthPrints(t *testing.T) {
 	f, loc, reads := newDemandHome(t, nil)
 	bill := func(what string, energy, demand float64) {
 		t.Helper()
-		r := f.do("POST", "/costs/interval/"+loc+"?aggregation=MONTH&include_charges=true",
-			map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-04-01T00:00:00Z"})
-		var b struct {
-			Charges struct{ Energy, Demand float64 }
-		}
-		r.JSON(t, &b)
-		if r.Status != 200 || !close6(b.Charges.Energy, energy) || !close6(b.Charges.Demand, demand) {
-			t.Fatalf("%s: want energy %v, demand %v; got %d %s", what, energy, demand, r.Status, r.Body)
-		}
+		f.checkMarchBill(loc, "2024-04-01T00:00:00Z", what, energy, demand)
 	}
 	bill("first bill", 30, 3)
 	measured, prints := reads.measured.Load(), reads.prints.Load()
