@@ -14,6 +14,13 @@ func DayWeight(date string) string {
 	return fmt.Sprintf("bitOr(intHash64(toUInt32(%s)), toUInt64(1))", date)
 }
 
+// A month's reach starts ReachBefore days before its first day and ends ReachAfter days
+// after its last (ReachMonths).
+const (
+	ReachBefore = 4
+	ReachAfter  = 2
+)
+
 // ReachMonths are the months whose reach holds a UTC date (the SQL expression date), as an
 // array of their first days: month M's reach is the UTC dates [first(M) - 4 days,
 // last(M) + 2 days], every date a change count of local month M in any zone (|offset| <
@@ -21,7 +28,7 @@ func DayWeight(date string) string {
 // chain's three days before the month, a price change's day either side). A date lies in
 // the reach of one month or two.
 func ReachMonths(date string) string {
-	a := fmt.Sprintf("toStartOfMonth(addDays(%s, -2))", date)
-	b := fmt.Sprintf("toStartOfMonth(addDays(%s, 4))", date)
+	a := fmt.Sprintf("toStartOfMonth(addDays(%s, -%d))", date, ReachAfter)
+	b := fmt.Sprintf("toStartOfMonth(addDays(%s, %d))", date, ReachBefore)
 	return fmt.Sprintf("if(%[1]s = %[2]s, [%[1]s], [%[1]s, %[2]s])", a, b)
 }

@@ -273,10 +273,10 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 }
 
 // reachArgs are a run's state arguments with records and price changes read from its first
-// day - 4 days (count_months: the reach of its first month; the counts of the run's days
+// day - chstore.ReachBefore days (count_months: the reach of its first month; the counts of the run's days
 // are the same).
 func reachArgs(args []any, run dayRun) []any {
-	from := dateOf(dayNumber(run.first) - 4).Format(time.DateOnly)
+	from := dateOf(dayNumber(run.first) - chstore.ReachBefore).Format(time.DateOnly)
 	out := slices.Clone(args)
 	for i, a := range out {
 		if n, ok := a.(chstore.NamedArg); ok {
