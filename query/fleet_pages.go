@@ -72,10 +72,15 @@ func coveredSkipped(rows []FleetRow, skipped []SkippedItem, limit int) []Skipped
 // id order.
 func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	ahead, err := aheadOf(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	ids := sortedIDs(locs)
 	cur, _ := parseCursor(req.StartingAfter) // checked in Validate
 	i := sort.SearchStrings(ids, cur.key.group)
 	per := rowsPerLocation(req, locs)
+	bounds := &pageBounds{req: req, cur: cur, locs: locs, plans: plans, perDate: map[string]int{}}
 	grow := 1 // how many times more locations than the rows left need, if chunks come up short
 	// The cursor's location comes first, its rows up to the cursor already served.
 	behind := 0
@@ -88,7 +93,13 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 		want := req.Limit + 1 - len(rows)
 		k := grow * ((want + behind + per - 1) / per) // enough for the rows left if every bucket has records
 		behind = 0
-		chunk := ids[i:min(i+k, len(ids))]
+		end := min(i+k, len(ids))
+		if ahead != nil {
+			if j := ahead.chunkEnd(ids, i, want, bounds.rowsAtMost); j > i {
+				end = j
+			}
+		}
+		chunk := ids[i:end]
 		i = i + len(chunk)
 		sub := make(map[string]catalog.Location, len(chunk))
 		for _, id := range chunk {
