@@ -44,7 +44,7 @@ type fleetShape struct {
 
 // What happens before each request of a shape with a change.
 const (
-	changeOnboard  = "onboard"        // a location and its tariff are created in the fleet's account
+	changeOnboard  = "onboard"        // a location and its tariff are created in the fleet's account (deleted after the request, untimed)
 	changeTomorrow = "tomorrow"       // market prices are written for a day after the window
 	changeCold     = "cold"           // no priced bucket is kept (priced_buckets emptied)
 	changeSecond   = "second process" // the request is a new process's first
