@@ -130,11 +130,23 @@ func (a *pageAhead) chunkEnd(ids []string, i, want int, bound func(id string, at
 // pageBounds bounds the rows each location can give a page of req (cursor cur), in its
 // zone, from its dates in fleet_ahead (pageAhead).
 type pageBounds struct {
-	req     FleetRequest
-	cur     FleetRow
-	locs    map[string]catalog.Location
-	plans   map[string]tariffs.Plan
-	perDate map[string]int // zone → the most local days a UTC date of the window touches
+	req   FleetRequest
+	cur   FleetRow
+	locs  map[string]catalog.Location
+	plans map[string]tariffs.Plan
+	zones map[string]zoneBound // by zone name
+}
+
+// zoneBound is what pageBounds keeps of a zone: the zone, and the most local days a UTC
+// date of the window touches in it.
+type zoneBound struct {
+	z       *time.Location
+	perDate int
+}
+
+// newPageBounds returns the bounds of a page of req after cursor cur.
+func newPageBounds(req FleetRequest, cur FleetRow, locs map[string]catalog.Location, plans map[string]tariffs.Plan) *pageBounds {
+	return &pageBounds{req: req, cur: cur, locs: locs, plans: plans, zones: map[string]zoneBound{}}
 }
 
 // rowsAtMost is the most rows location id can give the page: none when it lacks a tariff
@@ -152,41 +164,47 @@ func (p *pageBounds) rowsAtMost(id string, at aheadLoc) int {
 		}
 		return 1
 	}
-	zone := p.locs[id].Timezone
-	z, err := catalog.LoadZone(zone)
-	if err != nil {
-		z = time.UTC // a stored location's zone always loads
-	}
+	zb := p.zone(p.locs[id].Timezone)
 	from, to := maxTime(p.req.Start, dateOf(at.first)), minTime(p.req.End, dateOf(at.last+1))
 	if id == p.cur.key.group {
-		from = maxTime(from, bucketAfter(p.cur.key.date, p.req.Aggregation, z))
+		from = maxTime(from, bucketAfter(p.cur.key.date, p.req.Aggregation, zb.z))
 	}
 	if !from.Before(to) {
 		return 0
 	}
-	part := p.req
-	part.Start, part.End = from, to
-	n := bucketsIn(part, zone)
+	n := localBuckets(from, to, p.req.Aggregation, zb.z)
 	if p.req.Aggregation == AggregationDay {
-		n = min(n, int(at.days)*p.localDaysOfADate(zone, z))
+		n = min(n, int(at.days)*zb.perDate)
 	}
 	return n
 }
 
-// localDaysOfADate is the most local days of zone one UTC date of the window touches (one
-// or two, as the zone's offset and transitions make them).
-func (p *pageBounds) localDaysOfADate(zone string, z *time.Location) int {
-	if n, ok := p.perDate[zone]; ok {
-		return n
+// zone returns what p keeps of a zone, made when first asked.
+func (p *pageBounds) zone(name string) zoneBound {
+	if zb, ok := p.zones[name]; ok {
+		return zb
+	}
+	z, err := catalog.LoadZone(name)
+	if err != nil {
+		z = time.UTC // a stored location's zone always loads
 	}
 	const day = 24 * time.Hour
-	most := 1
+	zb := zoneBound{z: z, perDate: 1}
 	for d := p.req.Start.UTC().Truncate(day); d.Before(p.req.End); d = d.Add(day) {
-		run := dayRunOf(d, d.Add(day), z)
-		most = max(most, int(dayNumber(run.last())-dayNumber(run.first))+1)
+		zb.perDate = max(zb.perDate, localBuckets(d, d.Add(day), AggregationDay, z))
 	}
-	p.perDate[zone] = most
-	return most
+	p.zones[name] = zb
+	return zb
+}
+
+// localBuckets is how many local days (DAY) or months (MONTH) of z the instants [from, to)
+// touch, from < to (as bucketsIn counts a window's).
+func localBuckets(from, to time.Time, aggregation string, z *time.Location) int {
+	first, last := from.In(z), to.Add(-time.Nanosecond).In(z)
+	if aggregation == AggregationMonth {
+		return (last.Year()-first.Year())*12 + int(last.Month()) - int(first.Month()) + 1
+	}
+	return int(dayNumber(last)-dayNumber(first)) + 1
 }
 
 // bucketAfter is the start of the local day (DAY) or month (MONTH) of z after the one

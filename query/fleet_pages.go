@@ -80,7 +80,7 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 	cur, _ := parseCursor(req.StartingAfter) // checked in Validate
 	i := sort.SearchStrings(ids, cur.key.group)
 	per := rowsPerLocation(req, locs)
-	bounds := &pageBounds{req: req, cur: cur, locs: locs, plans: plans, perDate: map[string]int{}}
+	bounds := newPageBounds(req, cur, locs, plans)
 	grow := 1 // how many times more locations than the rows left need, if chunks come up short
 	// The cursor's location comes first, its rows up to the cursor already served.
 	behind := 0
@@ -210,12 +210,7 @@ func bucketsIn(req FleetRequest, zone string) int {
 	if err != nil {
 		z = time.UTC // a stored location's zone always loads
 	}
-	run := dayRunOf(req.Start, req.End, z)
-	first, last := run.first, run.last()
-	if req.Aggregation == AggregationMonth {
-		return (last.Year()-first.Year())*12 + int(last.Month()) - int(first.Month()) + 1
-	}
-	return int(dayNumber(last)-dayNumber(first)) + 1
+	return localBuckets(req.Start, req.End, req.Aggregation, z)
 }
 
 func sortedIDs(locs map[string]catalog.Location) []string {
