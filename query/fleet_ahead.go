@@ -35,7 +35,7 @@ type pageAhead struct {
 }
 
 // aheadLoc is a row of fleet_ahead: a location's first and last UTC dates with records
-// counted in the window (day numbers), and how many dates have them.
+// counted in the window (day numbers), and at least how many dates have them.
 type aheadLoc struct{ first, last, days uint32 }
 
 type pageAheadKey struct{}
