@@ -28,9 +28,10 @@ func pagedByID(req FleetRequest) bool {
 }
 
 // fleetPage returns the sorted rows of req's page and the locations it lists as skipped:
-// the rows of the locations from the cursor's on, in chunks of id order (the first enough
-// for the page if every location has a row in every bucket, more when chunks come up
-// short), until they fill the page. The first page lists every skipped location of the
+// the rows of the locations from the cursor's on, in chunks of id order, until they fill
+// the page: each chunk the fewest locations whose rows can fill it, as the change counts
+// ahead of the cursor bound them (pageAhead), or, where those are not known, enough if
+// every location has a row in every bucket (more when chunks come up short). The first page lists every skipped location of the
 // whole answer (fleetSkipped, read meanwhile), as an answer in one page does; a later page
 // (starting_after given) only the skipped ones among the locations it covers, from its
 // cursor's location to its last row's (to the end on the last page), as its own pricing
