@@ -211,6 +211,7 @@ func TestFleetPagesAfterTheFirstReadOnlyTheirOwnLocations(t *testing.T) {
 // on the locations without readings and reads another) and serves the buckets of the
 // locations its rows need only: the first page the first two metered locations' 6 (5
 // rows, and one more to know there are more), and the pages' rows are the one answer's.
+// The same holds for named locations (all but the first: 9 rows, in pages of 4).
 func TestFleetPagesReadOneChunkAmongLocationsWithoutReadings(t *testing.T) {
 	count := &pricingCount{}
 	api := apitest.Start(t, apitest.Options{Observe: count.observe})
@@ -244,33 +245,45 @@ func TestFleetPagesReadOneChunkAmongLocationsWithoutReadings(t *testing.T) {
 			t.Errorf("one page: %+v, want 24 kWh at 6.00", r)
 		}
 	}
-	body["limit"] = 5
-	var rows []row
-	for n := 0; ; n++ {
-		count.take()
-		served := api.App.Pricer.BucketCounts().Served
-		p := askPage[row](f, body)
-		st := count.take()
-		if st["query.bucket_stored"] != 1 || st["query.bucket_counts"] != 1 || st["query.fleet"]+st["query.fleet_arrays"] != 0 {
-			t.Errorf("page %d read stored buckets %d times, change counts %d times and priced %d times; want 1, 1 and 0",
-				n, st["query.bucket_stored"], st["query.bucket_counts"], st["query.fleet"]+st["query.fleet_arrays"])
-		}
-		if got := api.App.Pricer.BucketCounts().Served - served; n == 0 && got != 6 {
-			t.Errorf("the first page served %d buckets, want the first two metered locations' 6", got)
-		}
-		rows = append(rows, p.Data...)
-		if !p.HasMore {
-			if n != 2 {
-				t.Errorf("%d pages, want 3", n+1)
+	// paged asks body limit rows at a time and checks each page's reads; pages is how
+	// many it must take.
+	paged := func(what string, body map[string]any, limit, pages int) []row {
+		t.Helper()
+		body["limit"] = limit
+		var rows []row
+		for n := 0; ; n++ {
+			count.take()
+			served := api.App.Pricer.BucketCounts().Served
+			p := askPage[row](f, body)
+			st := count.take()
+			if st["query.bucket_stored"] != 1 || st["query.bucket_counts"] != 1 || st["query.fleet"]+st["query.fleet_arrays"] != 0 {
+				t.Errorf("%s: page %d read stored buckets %d times, change counts %d times and priced %d times; want 1, 1 and 0",
+					what, n, st["query.bucket_stored"], st["query.bucket_counts"], st["query.fleet"]+st["query.fleet_arrays"])
 			}
-			break
+			if got := api.App.Pricer.BucketCounts().Served - served; n == 0 && got != 6 {
+				t.Errorf("%s: the first page served %d buckets, want the first two metered locations' 6", what, got)
+			}
+			rows = append(rows, p.Data...)
+			if !p.HasMore {
+				if n+1 != pages {
+					t.Errorf("%s: %d pages, want %d", what, n+1, pages)
+				}
+				return rows
+			}
+			if n > pages || p.NextCursor == nil {
+				t.Fatalf("%s: paging does not end (page %d)", what, n)
+			}
+			body["starting_after"] = *p.NextCursor
 		}
-		if n > 3 || p.NextCursor == nil {
-			t.Fatalf("paging does not end (page %d)", n)
-		}
-		body["starting_after"] = *p.NextCursor
 	}
-	if !slices.Equal(rows, whole.Data) {
+	if rows := paged("the fleet", body, 5, 3); !slices.Equal(rows, whole.Data) {
 		t.Errorf("the pages' rows differ from the one-page answer's:\n%+v\n%+v", rows, whole.Data)
+	}
+	// Named locations (all but the first): its 9 rows in pages of 4, the first page from
+	// the third location and the sixth.
+	named := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-04T00:00:00Z", "aggregation": "DAY",
+		"location_ids": ids[1:]}
+	if rows := paged("named locations", named, 4, 3); !slices.Equal(rows, whole.Data[3:]) {
+		t.Errorf("the named locations' pages differ from the one-page answer's rows:\n%+v\n%+v", rows, whole.Data[3:])
 	}
 }
