@@ -171,6 +171,7 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 	if err := req.Validate(); err != nil {
 		return FleetCost{}, err
 	}
+	ctx = c.withPageAhead(ctx, scope, req) // a page by id: what lies ahead of its cursor, read meanwhile
 	out := FleetCost{Object: "fleet_cost", LiveMode: scope.LiveMode, Direction: req.Direction, Aggregation: req.Aggregation,
 		GroupBy: req.GroupBy, StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End),
 		Data: []FleetRow{}, Skipped: FleetSkipped{Data: []SkippedItem{}}, AccountID: scope.AccountID}

@@ -28,9 +28,10 @@ func pagedByID(req FleetRequest) bool {
 }
 
 // fleetPage returns the sorted rows of req's page and the locations it lists as skipped:
-// the rows of the locations from the cursor's on, in chunks of id order (the first enough
-// for the page if every location has a row in every bucket, more when chunks come up
-// short), until they fill the page. The first page lists every skipped location of the
+// the rows of the locations from the cursor's on, in chunks of id order, until they fill
+// the page: each chunk the fewest locations whose rows can fill it, as the change counts
+// ahead of the cursor bound them (pageAhead), or, where those are not known, enough if
+// every location has a row in every bucket (more when chunks come up short). The first page lists every skipped location of the
 // whole answer (fleetSkipped, read meanwhile), as an answer in one page does; a later page
 // (starting_after given) only the skipped ones among the locations it covers, from its
 // cursor's location to its last row's (to the end on the last page), as its own pricing
@@ -72,10 +73,15 @@ func coveredSkipped(rows []FleetRow, skipped []SkippedItem, limit int) []Skipped
 // id order.
 func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	ahead, err := aheadOf(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	ids := sortedIDs(locs)
 	cur, _ := parseCursor(req.StartingAfter) // checked in Validate
 	i := sort.SearchStrings(ids, cur.key.group)
 	per := rowsPerLocation(req, locs)
+	bounds := newPageBounds(req, cur, locs, plans)
 	grow := 1 // how many times more locations than the rows left need, if chunks come up short
 	// The cursor's location comes first, its rows up to the cursor already served.
 	behind := 0
@@ -88,7 +94,13 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 		want := req.Limit + 1 - len(rows)
 		k := grow * ((want + behind + per - 1) / per) // enough for the rows left if every bucket has records
 		behind = 0
-		chunk := ids[i:min(i+k, len(ids))]
+		end := min(i+k, len(ids))
+		if ahead != nil {
+			if j := ahead.chunkEnd(ids, i, want, bounds.rowsAtMost); j > i {
+				end = j
+			}
+		}
+		chunk := ids[i:end]
 		i = i + len(chunk)
 		sub := make(map[string]catalog.Location, len(chunk))
 		for _, id := range chunk {
@@ -199,12 +211,7 @@ func bucketsIn(req FleetRequest, zone string) int {
 	if err != nil {
 		z = time.UTC // a stored location's zone always loads
 	}
-	run := dayRunOf(req.Start, req.End, z)
-	first, last := run.first, run.last()
-	if req.Aggregation == AggregationMonth {
-		return (last.Year()-first.Year())*12 + int(last.Month()) - int(first.Month()) + 1
-	}
-	return int(dayNumber(last)-dayNumber(first)) + 1
+	return localBuckets(req.Start, req.End, req.Aggregation, z)
 }
 
 func sortedIDs(locs map[string]catalog.Location) []string {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/tariffs"
 )
 
 // TestRowsPerLocationCountsTheLocalBucketsOfTheFewestZone: February 2024 (UTC) touches 29
@@ -35,6 +36,79 @@ func TestRowsPerLocationCountsTheLocalBucketsOfTheFewestZone(t *testing.T) {
 	} {
 		if got := rowsPerLocation(c.req, c.locs); got != c.want {
 			t.Errorf("%s: %d rows a location, want %d", c.what, got, c.want)
+		}
+	}
+}
+
+// TestPageBoundsAreNeverBelowTheRows: London, March 2024 (UTC) by DAY touches 32 local days
+// (its last hour is 1 April 00:00–01:00 BST), and a UTC date from 31 March on touches two.
+// A location with records counted every date has at most 32 rows; on 10 March only, 1; on
+// 5 and 20 March only, at most 2 dates × 2 local days = 4; the cursor's location, cut after
+// 30 March, 2 (31 March and 1 April); a location without an import tariff none (it is
+// skipped). By MONTH, 2024 cut after November leaves December; NONE gives one row, none
+// for the cursor's location.
+func TestPageBoundsAreNeverBelowTheRows(t *testing.T) {
+	london := catalog.Location{Timezone: "Europe/London"}
+	day := func(y int, m time.Month, d int) uint32 { return dayNumber(time.Date(y, m, d, 0, 0, 0, 0, time.UTC)) }
+	march := FleetRequest{Start: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC),
+		Direction: "IMPORT", Aggregation: AggregationDay}
+	year := march
+	year.Start, year.End, year.Aggregation = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), AggregationMonth
+	none := march
+	none.Aggregation = FleetAggregationNone
+	locs := map[string]catalog.Location{"a": london, "b": london, "c": london}
+	plans := map[string]tariffs.Plan{"a": {HasImport: true}, "c": {HasImport: true}, "b": {HasExport: true}}
+	bounds := func(req FleetRequest, cur FleetRow) *pageBounds {
+		return newPageBounds(req, cur, locs, plans)
+	}
+	after := func(loc, date string) FleetRow { return FleetRow{key: fleetKey{group: loc, date: date}} }
+	whole := aheadLoc{first: day(2024, 3, 1), last: day(2024, 3, 31), days: 31}
+	for _, c := range []struct {
+		what string
+		b    *pageBounds
+		id   string
+		at   aheadLoc
+		want int
+	}{
+		{"every date", bounds(march, FleetRow{}), "a", whole, 32},
+		{"10 March only", bounds(march, FleetRow{}), "a", aheadLoc{day(2024, 3, 10), day(2024, 3, 10), 1}, 1},
+		{"5 and 20 March only", bounds(march, FleetRow{}), "a", aheadLoc{day(2024, 3, 5), day(2024, 3, 20), 2}, 4},
+		{"the cursor's, after 30 March", bounds(march, after("a", "2024-03-30")), "a", whole, 2},
+		{"another than the cursor's", bounds(march, after("a", "2024-03-30")), "c", whole, 32},
+		{"no import tariff", bounds(march, FleetRow{}), "b", whole, 0},
+		{"2024 by MONTH after November", bounds(year, after("a", "2024-11")), "a",
+			aheadLoc{day(2024, 1, 1), day(2024, 12, 31), 366}, 1},
+		{"NONE", bounds(none, FleetRow{}), "a", whole, 1},
+		{"NONE, the cursor's", bounds(none, after("a", "")), "a", whole, 0},
+	} {
+		if got := c.b.rowsAtMost(c.id, c.at); got != c.want {
+			t.Errorf("%s: at most %d rows, want %d", c.what, got, c.want)
+		}
+	}
+}
+
+// TestChunkEndTakesTheFewestLocationsThatCanFillThePage: a, c and e can give 3 rows each,
+// b and d none. Wanting 5 rows from a, the chunk is a–c; 3 from b, b–c; 10 from a, all of
+// them. When the read stopped at c (truncated), 10 from a ends the chunk at c, and from d
+// the caller sizes it (0).
+func TestChunkEndTakesTheFewestLocationsThatCanFillThePage(t *testing.T) {
+	ids := []string{"a", "b", "c", "d", "e"}
+	three := func(string, aheadLoc) int { return 3 }
+	all := &pageAhead{locs: map[string]aheadLoc{"a": {}, "c": {}, "e": {}}, last: "e"}
+	cut := &pageAhead{locs: map[string]aheadLoc{"a": {}, "c": {}}, last: "c", truncated: true}
+	for _, c := range []struct {
+		what          string
+		a             *pageAhead
+		from, want, j int
+	}{
+		{"5 from a", all, 0, 5, 3},
+		{"3 from b", all, 1, 3, 3},
+		{"10 from a", all, 0, 10, 5},
+		{"10 from a, read to c", cut, 0, 10, 3},
+		{"from d, read to c", cut, 3, 1, 0},
+	} {
+		if got := c.a.chunkEnd(ids, c.from, c.want, three); got != c.j {
+			t.Errorf("%s: the chunk ends at %d, want %d", c.what, got, c.j)
 		}
 	}
 }

@@ -202,3 +202,88 @@ func TestFleetPagesAfterTheFirstReadOnlyTheirOwnLocations(t *testing.T) {
 		t.Errorf("the pages' rows differ from the one-page answer's:\n%+v\n%+v", rows, whole.Data)
 	}
 }
+
+// TestFleetPagesReadOneChunkAmongLocationsWithoutReadings: eight London locations on a flat
+// 0.25 tariff, in id order; the second, fourth, fifth and seventh have no readings (just
+// onboarded), the others 1 kWh every hour of March 1–3, so the answer by DAY has 12 rows
+// of 24 kWh and 6.00. Paged 5 rows at a time, each of the three pages reads its locations'
+// buckets and change counts once (a chunk sized by rows per location alone comes up short
+// on the locations without readings and reads another) and serves the buckets of the
+// locations its rows need only: the first page the first two metered locations' 6 (5
+// rows, and one more to know there are more), and the pages' rows are the one answer's.
+// The same holds for named locations (all but the first: 9 rows, in pages of 4).
+func TestFleetPagesReadOneChunkAmongLocationsWithoutReadings(t *testing.T) {
+	count := &pricingCount{}
+	api := apitest.Start(t, apitest.Options{Observe: count.observe})
+	acc := api.NewAccount("pages")
+	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), count: count, auth: acc.Test()}
+	var ids []string
+	for range 8 {
+		ids = append(ids, f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}})}))
+	}
+	slices.Sort(ids)
+	for i, loc := range ids {
+		if i != 1 && i != 3 && i != 4 && i != 6 {
+			f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 3*24, 1000)
+		}
+	}
+	type row struct {
+		LocationID string `json:"location_id"`
+		Date       string
+		Energy     struct {
+			ValueExact float64 `json:"value_exact"`
+		}
+		Tariff struct{ Value float64 }
+	}
+	body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-04T00:00:00Z", "aggregation": "DAY"}
+	whole := askPage[row](f, body) // prices every bucket
+	if len(whole.Data) != 12 || whole.HasMore {
+		t.Fatalf("one page: %d rows, has_more %t; want 12 rows", len(whole.Data), whole.HasMore)
+	}
+	for _, r := range whole.Data {
+		if r.Energy.ValueExact != 24000 || !close6(r.Tariff.Value, 6) {
+			t.Errorf("one page: %+v, want 24 kWh at 6.00", r)
+		}
+	}
+	// paged asks body limit rows at a time and checks each page's reads; pages is how
+	// many it must take.
+	paged := func(what string, body map[string]any, limit, pages int) []row {
+		t.Helper()
+		body["limit"] = limit
+		var rows []row
+		for n := 0; ; n++ {
+			count.take()
+			served := api.App.Pricer.BucketCounts().Served
+			p := askPage[row](f, body)
+			st := count.take()
+			if st["query.bucket_stored"] != 1 || st["query.bucket_counts"] != 1 || st["query.fleet"]+st["query.fleet_arrays"] != 0 {
+				t.Errorf("%s: page %d read stored buckets %d times, change counts %d times and priced %d times; want 1, 1 and 0",
+					what, n, st["query.bucket_stored"], st["query.bucket_counts"], st["query.fleet"]+st["query.fleet_arrays"])
+			}
+			if got := api.App.Pricer.BucketCounts().Served - served; n == 0 && got != 6 {
+				t.Errorf("%s: the first page served %d buckets, want the first two metered locations' 6", what, got)
+			}
+			rows = append(rows, p.Data...)
+			if !p.HasMore {
+				if n+1 != pages {
+					t.Errorf("%s: %d pages, want %d", what, n+1, pages)
+				}
+				return rows
+			}
+			if n > pages || p.NextCursor == nil {
+				t.Fatalf("%s: paging does not end (page %d)", what, n)
+			}
+			body["starting_after"] = *p.NextCursor
+		}
+	}
+	if rows := paged("the fleet", body, 5, 3); !slices.Equal(rows, whole.Data) {
+		t.Errorf("the pages' rows differ from the one-page answer's:\n%+v\n%+v", rows, whole.Data)
+	}
+	// Named locations (all but the first): its 9 rows in pages of 4, the first page from
+	// the third location and the sixth.
+	named := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-04T00:00:00Z", "aggregation": "DAY",
+		"location_ids": ids[1:]}
+	if rows := paged("named locations", named, 4, 3); !slices.Equal(rows, whole.Data[3:]) {
+		t.Errorf("the named locations' pages differ from the one-page answer's rows:\n%+v\n%+v", rows, whole.Data[3:])
+	}
+}

@@ -44,7 +44,7 @@ type fleetShape struct {
 
 // What happens before each request of a shape with a change.
 const (
-	changeOnboard  = "onboard"        // a location and its tariff are created in the fleet's account
+	changeOnboard  = "onboard"        // a location and its tariff are created in the fleet's account (deleted after the request, untimed)
 	changeTomorrow = "tomorrow"       // market prices are written for a day after the window
 	changeCold     = "cold"           // no priced bucket is kept (priced_buckets emptied)
 	changeSecond   = "second process" // the request is a new process's first
@@ -99,12 +99,18 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 // timeFleet times n requests of shape s at base and reports them against the floor.
 func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s fleetShape, n int, name string, flat []time.Duration,
 	timeout time.Duration) error {
-	var before func(i int) error
+	var before, after func(i int) error
 	if s.elsewhere {
 		before = func(i int) error { return writeElsewhere(ctx, a, s.window[0], i) }
 	}
 	if s.change != "" {
 		before = func(i int) error { return changeBefore(ctx, a, fx, s.change, i) }
+	}
+	if s.change == changeOnboard {
+		// Each request's location goes after it, so the fixture does not grow run after run.
+		var onboarded string
+		before = func(int) (err error) { onboarded, err = onboard(ctx, a, fx); return err }
+		after = func(int) error { return offboard(ctx, a, fx, onboarded) }
 	}
 	if s.change == changeSecond {
 		var stop func()
@@ -122,7 +128,7 @@ func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s flee
 			}
 		}()
 	}
-	answers, rows, err := measureFleet(func() string { return base }, fx, s, n, before, timeout)
+	answers, rows, err := measureFleet(func() string { return base }, fx, s, n, before, after, timeout)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -162,8 +168,10 @@ func (s fleetShape) body(fx *fixture, i int) []byte {
 }
 
 // measureFleet asks n+2 requests of shape s and returns the last n (the first warm caches
-// and expand the rate periods), each on seconds of its own (timeAnswer).
-func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before func(i int) error, fleetTimeout time.Duration) ([]answer, int, error) {
+// and expand the rate periods), each on seconds of its own (timeAnswer); before and after
+// (either may be nil) run around each request, untimed.
+func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before, after func(i int) error,
+	fleetTimeout time.Duration) ([]answer, int, error) {
 	client := &http.Client{Timeout: fleetTimeout}
 	var answers []answer
 	rows := 0
@@ -176,6 +184,11 @@ func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before f
 		an, err := timeAnswer(func() (err error) { rows, err = askFleet(client, base(), fx, s, i); return err })
 		if err != nil {
 			return nil, 0, err
+		}
+		if after != nil {
+			if err := after(i); err != nil {
+				return nil, 0, err
+			}
 		}
 		if i >= 2 {
 			answers = append(answers, an)
@@ -274,14 +287,6 @@ func fleetFloor(ctx context.Context, a *app.App, fx *fixture, s fleetShape, n in
 // changeBefore makes change i of a shape, before its request.
 func changeBefore(ctx context.Context, a *app.App, fx *fixture, change string, i int) error {
 	switch change {
-	case changeOnboard:
-		tz, cur := "Europe/London", "GBP"
-		l, err := a.Catalog.CreateLocation(ctx, fx.scope, catalog.LocationInput{Timezone: &tz, CurrencyCode: &cur})
-		if err != nil {
-			return err
-		}
-		_, err = a.Tariffs.Create(ctx, fx.scope, tariffOf(kindTOU, l.ID, fx.market))
-		return err
 	case changeTomorrow:
 		t := time.Date(2025, 1, 20, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 30 * time.Minute)
 		p := 0.1
