@@ -186,7 +186,13 @@ func (z *zoneStates) take(ctx context.Context, c *Pricer, scope kwhouse.Scope, d
 	if z.users--; z.users <= 0 {
 		z.states = nil
 	}
-	out := make([]bucketState, 0, len(states)*len(mine)/max(1, len(z.batch.ids)))
+	n := 0
+	for i := range states {
+		if mine[states[i].Loc] {
+			n++
+		}
+	}
+	out := make([]bucketState, 0, n)
 	for _, s := range states {
 		if mine[s.Loc] {
 			out = append(out, s)

@@ -60,12 +60,14 @@ type storedBucket struct {
 	version  uint64
 }
 
-// countRow is a row of bucket_counts (buckets.sql): a change count and the run of local
-// days [a, b] it reaches (day numbers), as count_ranges defines it.
+// countRow is a row of bucket_counts (buckets.sql): a change count and the one or two runs
+// of local days [a, b] and [a1, b1] it reaches (day numbers; a1 = a: one run), as
+// count_dates defines them.
 type countRow struct {
 	kind     uint8 // 0 readings, 1 dated price changes, 2 price changes of every date
 	loc, dev string
 	a, b     uint32
+	a1, b1   uint32
 	n        uint64
 }
 
@@ -118,19 +120,19 @@ func (c *Pricer) readStates(ctx context.Context, scope kwhouse.Scope, daily Flee
 }
 
 // countsAbout is about how many rows bucket_counts returns for n locations, chained of
-// them tiered, over a run of days (count_ranges): a row per UTC date read and local day it
-// overlaps (two in a zone off UTC), the dates three days either side of the run, and for a
-// tiered location both directions and its chain's 35 days before; growing a slice of
-// 80,000 counts step by step allocated three times what they hold.
+// them tiered, over a run of days (count_dates): a row per UTC date read, the dates three
+// days either side of the run, and for a tiered location both directions and its chain's
+// 35 days before; growing a slice of 40,000 counts step by step allocated three times what
+// they hold.
 func countsAbout(n, chained, days int) int {
-	return 2*(n-chained)*(days+7) + 4*chained*(days+42)
+	return (n-chained)*(days+7) + 2*chained*(days+42)
 }
 
 // last is the date of the run's last day (a local day lasts 23–25 hours).
 func (r dayRun) last() time.Time { return r.end.Add(-12 * time.Hour) }
 
 // stateArgs binds what the state reads of a batch over a run of days ask (buckets.sql):
-// the run's local dates, and the UTC dates of the counts that reach them (count_ranges:
+// the run's local dates, and the UTC dates of the counts that reach them (count_dates:
 // a day or two, and a tier chain's 35 days before, for the tiered locations: from u0_chained).
 func stateArgs(scope kwhouse.Scope, daily FleetRequest, b fleetBatch, run dayRun) []any {
 	const day = 24 * time.Hour
@@ -199,7 +201,7 @@ func (c *Pricer) changeCounts(ctx context.Context, args []any, about int) ([]cou
 	defer rows.Close()
 	out := make([]countRow, 0, about)
 	var r countRow // scanned into for every row (storedBuckets)
-	dest := []any{&r.kind, &r.loc, &r.dev, &r.a, &r.b, &r.n}
+	dest := []any{&r.kind, &r.loc, &r.dev, &r.a, &r.b, &r.a1, &r.b1, &r.n}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan change count: %w", err)
@@ -269,7 +271,7 @@ func sumRows(diff []uint64, w int) {
 }
 
 // newDayTable puts the batch's stored buckets and change counts on the local days [d0, d1]
-// (day numbers); each count reaches the days buckets.sql (count_ranges) says it does.
+// (day numbers); each count reaches the days buckets.sql (count_dates) says it does.
 func newDayTable(stored []storedBucket, counts []countRow, d0, d1 uint32) *dayTable {
 	t := &dayTable{d0: d0, w: int(d1-d0) + 1, index: map[objKey]int32{}, locs: map[string]int32{}}
 	objOf := make([]int32, len(stored))
@@ -307,15 +309,19 @@ func newDayTable(stored []storedBucket, counts []countRow, d0, d1 uint32) *dayTa
 	return t
 }
 
-// count adds one row of change counts to the days it reaches.
+// count adds one row of change counts to the days it reaches: its one or two runs.
 func (t *dayTable) count(r countRow) {
-	switch r.kind {
-	case 2:
+	if r.kind == 2 {
 		t.every[t.locs[r.loc]] += r.n
-	case 1:
-		t.addRange(t.dated, t.locs[r.loc], r.a, r.b, r.n)
-	default:
-		t.addRange(t.reads, t.obj(objKey{r.loc, r.dev}), r.a, r.b, r.n)
+		return
+	}
+	diff, i := t.dated, t.locs[r.loc]
+	if r.kind == 0 {
+		diff, i = t.reads, t.obj(objKey{r.loc, r.dev})
+	}
+	t.addRange(diff, i, r.a, r.b, r.n)
+	if r.a1 != r.a {
+		t.addRange(diff, i, r.a1, r.b1, r.n)
 	}
 }
 
