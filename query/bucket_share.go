@@ -20,24 +20,27 @@ import (
 // reads of 506 consecutive locations side by side instead of two reads of the whole
 // table's granules each.
 
-// zoneShares is the shared state reads of one zone over one run of days: its locations
-// in chunks of consecutive ids, in id order.
+// zoneShares is the shared state reads of one zone's batches over one run of days: their
+// locations in chunks of consecutive ids, in id order.
 type zoneShares struct {
-	run   dayRun
-	parts []*zoneStates
-	of    map[string]*zoneStates // location → its chunk
+	run     dayRun
+	parts   []*zoneStates
+	batchOf map[string]int  // location → its batch (index in the zone's batches)
+	sizes   []int           // locations of each batch
+	partsOf [][]*zoneStates // per batch: the chunks that hold its locations, in id order
 }
 
 // zoneStates is one shared state read: a chunk of at most fleetChunk locations of a zone,
-// read when a batch first asks, and dropped once every batch that reads it took its part.
+// read when a batch first asks, its states split by batch as they are made, each batch's
+// part dropped once taken.
 type zoneStates struct {
-	batch  stateBatch
-	run    dayRun
-	mu     sync.Mutex
-	done   bool // read (states or err set)
-	users  int  // batches yet to take their part
-	states []bucketState
-	err    error
+	batch   stateBatch
+	shares  *zoneShares
+	mu      sync.Mutex
+	read    bool
+	err     error
+	byBatch [][]bucketState
+	taken   []bool
 }
 
 type stateSharesKey struct{}
@@ -81,65 +84,57 @@ func withSharedStates(ctx context.Context, batches []fleetBatch, run func(zone s
 
 // newZoneShares splits the locations of a zone's batches into chunks of consecutive ids.
 func newZoneShares(zone string, bs []fleetBatch, run dayRun) *zoneShares {
+	zs := &zoneShares{run: run, batchOf: map[string]int{}, sizes: make([]int, len(bs)), partsOf: make([][]*zoneStates, len(bs))}
 	var ids []string
-	chained := map[string]bool{}
-	for _, b := range bs {
+	for i, b := range bs {
 		ids = append(ids, b.ids...)
-		for _, id := range chainedOf(b) {
-			chained[id] = true
+		zs.sizes[i] = len(b.ids)
+		for _, id := range b.ids {
+			zs.batchOf[id] = i
 		}
 	}
 	slices.Sort(ids)
 	n := (len(ids) + fleetChunk - 1) / fleetChunk
-	zs := &zoneShares{run: run, of: make(map[string]*zoneStates, len(ids))}
-	for i := 0; i < n; i++ {
-		part := ids[i*len(ids)/n : (i+1)*len(ids)/n]
-		z := &zoneStates{batch: stateBatch{zone: zone, ids: part}, run: run}
+	for k := 0; k < n; k++ {
+		part := ids[k*len(ids)/n : (k+1)*len(ids)/n]
+		z := &zoneStates{batch: stateBatch{zone: zone, ids: part}, shares: zs, taken: make([]bool, len(bs))}
+		in := make([]bool, len(bs))
 		for _, id := range part {
-			if chained[id] {
+			i := zs.batchOf[id]
+			if bs[i].tiered {
 				z.batch.chained = append(z.batch.chained, id)
 			}
-			zs.of[id] = z
+			in[i] = true
+		}
+		for i := range in {
+			if in[i] {
+				zs.partsOf[i] = append(zs.partsOf[i], z)
+			}
 		}
 		zs.parts = append(zs.parts, z)
 	}
-	for _, b := range bs {
-		for _, z := range zs.partsOf(b) {
-			z.users++
-		}
-	}
 	return zs
 }
 
-// partsOf returns the chunks that hold b's locations, in id order, or nil when one of them
-// is in none.
-func (zs *zoneShares) partsOf(b fleetBatch) []*zoneStates {
-	in := map[*zoneStates]bool{}
-	for _, id := range b.ids {
-		z := zs.of[id]
-		if z == nil {
-			return nil
-		}
-		in[z] = true
-	}
-	var out []*zoneStates
-	for _, z := range zs.parts {
-		if in[z] {
-			out = append(out, z)
-		}
-	}
-	return out
-}
-
-// sharedZone returns the shared reads that cover batch b over run, or nil: b's zone has
-// them, over the same days, asking about every location of b.
-func sharedZone(ctx context.Context, b fleetBatch, run dayRun) *zoneShares {
+// sharedZone returns the shared reads that cover batch b over run and b's index among
+// their batches, or nil: b's zone has them, over the same days, and b is one of its
+// batches (a part of one, as a MONTH answer's stale locations, reads its own).
+func sharedZone(ctx context.Context, b fleetBatch, run dayRun) (*zoneShares, int) {
 	shares, _ := ctx.Value(stateSharesKey{}).(map[string]*zoneShares)
 	zs := shares[b.zone]
-	if zs == nil || !sameRun(zs.run, run) || zs.partsOf(b) == nil {
-		return nil
+	if zs == nil || !sameRun(zs.run, run) || len(b.ids) == 0 {
+		return nil, 0
 	}
-	return zs
+	i, ok := zs.batchOf[b.ids[0]]
+	if !ok || zs.sizes[i] != len(b.ids) {
+		return nil, 0
+	}
+	for _, id := range b.ids {
+		if j, ok := zs.batchOf[id]; !ok || j != i {
+			return nil, 0
+		}
+	}
+	return zs, i
 }
 
 // sameRun reports whether two runs are the same local days and window.
@@ -147,56 +142,52 @@ func sameRun(a, b dayRun) bool {
 	return a.first.Equal(b.first) && a.end.Equal(b.end) && a.w0.Equal(b.w0) && a.w1.Equal(b.w1)
 }
 
-// statesOf returns the states of b's locations, in (location, device, day) order, from
-// the chunks that hold them (chunks are consecutive ids: their states follow each other).
+// statesOf returns the states of batch i, in (location, device, day) order, from the
+// chunks that hold its locations (consecutive ids: their states follow each other).
 func (zs *zoneShares) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
-	b fleetBatch) ([]bucketState, error) {
-	mine := make(map[string]bool, len(b.ids))
-	for _, id := range b.ids {
-		mine[id] = true
-	}
-	var out []bucketState
-	for _, z := range zs.partsOf(b) {
-		part, err := z.take(ctx, c, scope, daily, mine)
-		if err != nil {
+	i int) ([]bucketState, error) {
+	parts := make([][]bucketState, len(zs.partsOf[i]))
+	n := 0
+	for k, z := range zs.partsOf[i] {
+		var err error
+		if parts[k], err = z.take(ctx, c, scope, daily, i); err != nil {
 			return nil, err
 		}
-		out = append(out, part...)
+		n += len(parts[k])
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	out := make([]bucketState, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
 	}
 	return out, nil
 }
 
-// take returns the states of the locations mine of the chunk, read when first asked. A
-// batch beyond those counted (a MONTH answer's stale days on a cluster, say) after the
-// chunk was dropped reads its part on its own.
+// take returns batch i's states in the chunk, read when first asked; a batch that asks
+// again (its part already handed out) reads the chunk once more.
 func (z *zoneStates) take(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
-	mine map[string]bool) ([]bucketState, error) {
+	i int) ([]bucketState, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	states, err := z.states, z.err
-	if !z.done {
-		states, err = c.readStates(ctx, scope, daily, z.batch, z.run)
-		z.done, z.states, z.err = true, states, err
-	} else if z.users <= 0 && err == nil {
-		states, err = c.readStates(ctx, scope, daily, z.batch, z.run)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if z.users--; z.users <= 0 {
-		z.states = nil
-	}
-	n := 0
-	for i := range states {
-		if mine[states[i].Loc] {
-			n++
+	group := func(loc string) int { return z.shares.batchOf[loc] }
+	n := len(z.taken)
+	if z.taken[i] {
+		again, err := c.readStates(ctx, scope, daily, z.batch, z.shares.run, group, n)
+		if err != nil {
+			return nil, err
 		}
+		return again[i], nil
 	}
-	out := make([]bucketState, 0, n)
-	for _, s := range states {
-		if mine[s.Loc] {
-			out = append(out, s)
-		}
+	if !z.read {
+		z.byBatch, z.err = c.readStates(ctx, scope, daily, z.batch, z.shares.run, group, n)
+		z.read = true
 	}
+	if z.err != nil {
+		return nil, z.err
+	}
+	out := z.byBatch[i]
+	z.byBatch[i], z.taken[i] = nil, true
 	return out, nil
 }

@@ -28,32 +28,34 @@ func TestZoneBatchesShareStateReads(t *testing.T) {
 	bigB := fleetBatch{zone: "America/New_York", tiered: true, ids: ids("e", 1)}
 	ctx := withSharedStates(context.Background(), []fleetBatch{plain, tiered, alone, bigA, bigB},
 		func(string) dayRun { return run })
-	zs := sharedZone(ctx, plain, run)
-	if zs == nil || sharedZone(ctx, tiered, run) != zs || len(zs.parts) != 1 {
+	shared := func(b fleetBatch, r dayRun) *zoneShares { zs, _ := sharedZone(ctx, b, r); return zs }
+	zs := shared(plain, run)
+	if zs == nil || shared(tiered, run) != zs || len(zs.parts) != 1 {
 		t.Fatalf("London's batches share no single read")
 	}
-	if z := zs.parts[0]; len(z.batch.ids) != 1000 || len(z.batch.chained) != 100 || z.batch.chained[0] != "b0000" || z.users != 2 {
-		t.Errorf("the shared read asks about %d locations, %d of them tiered, for %d batches", len(z.batch.ids), len(z.batch.chained), z.users)
+	if z := zs.parts[0]; len(z.batch.ids) != 1000 || len(z.batch.chained) != 100 || z.batch.chained[0] != "b0000" {
+		t.Errorf("the shared read asks about %d locations, %d of them tiered", len(z.batch.ids), len(z.batch.chained))
 	}
-	if sharedZone(ctx, alone, run) != nil {
+	if shared(alone, run) != nil {
 		t.Errorf("a zone of one batch shares a read")
 	}
-	ny := sharedZone(ctx, bigA, run)
-	if ny == nil || sharedZone(ctx, bigB, run) != ny || len(ny.parts) != 2 {
+	ny, i := sharedZone(ctx, bigA, run)
+	if ny == nil || shared(bigB, run) != ny || len(ny.parts) != 2 {
 		t.Fatalf("1,001 locations of a zone are not read in two shared chunks")
 	}
 	a, b := ny.parts[0].batch, ny.parts[1].batch
 	if len(a.ids) != 500 || len(b.ids) != 501 || a.ids[499] >= b.ids[0] || len(a.chained) != 0 || len(b.chained) != 1 {
 		t.Errorf("chunks of %d and %d locations (%d, %d tiered), not consecutive halves", len(a.ids), len(b.ids), len(a.chained), len(b.chained))
 	}
-	if got := ny.partsOf(bigA); len(got) != 2 || ny.parts[0].users != 1 || ny.parts[1].users != 2 {
-		t.Errorf("the untiered batch reads %d chunks; users %d, %d", len(got), ny.parts[0].users, ny.parts[1].users)
+	if _, j := sharedZone(ctx, bigB, run); len(ny.partsOf[i]) != 2 || len(ny.partsOf[j]) != 1 {
+		t.Errorf("the untiered batch reads %d chunks, the tiered one %d", len(ny.partsOf[i]), len(ny.partsOf[j]))
 	}
 	other := dayRunOf(time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC), london)
-	if sharedZone(ctx, plain, other) != nil {
+	if shared(plain, other) != nil {
 		t.Errorf("a batch over other days uses the shared read")
 	}
-	if sharedZone(ctx, fleetBatch{zone: "Europe/London", ids: []string{"a0001", "z"}}, run) != nil {
-		t.Errorf("a batch with a location the shared read does not cover uses it")
+	if shared(fleetBatch{zone: "Europe/London", ids: []string{"a0001", "z"}}, run) != nil ||
+		shared(fleetBatch{zone: "Europe/London", ids: []string{"a0001"}}, run) != nil {
+		t.Errorf("a batch with a location the shared read does not cover, or a part of a batch, uses it")
 	}
 }

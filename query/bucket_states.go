@@ -76,10 +76,14 @@ type countRow struct {
 // is one (sharedStates), else from its own; the stored buckets and the counts are read side by side.
 func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
 	run dayRun) ([]bucketState, error) {
-	if z := sharedZone(ctx, b, run); z != nil {
-		return z.statesOf(ctx, c, scope, daily, b)
+	if zs, i := sharedZone(ctx, b, run); zs != nil {
+		return zs.statesOf(ctx, c, scope, daily, i)
 	}
-	return c.readStates(ctx, scope, daily, stateBatch{zone: b.zone, ids: b.ids, chained: chainedOf(b)}, run)
+	states, err := c.readStates(ctx, scope, daily, stateBatch{zone: b.zone, ids: b.ids, chained: chainedOf(b)}, run, nil, 1)
+	if err != nil {
+		return nil, err
+	}
+	return states[0], nil
 }
 
 // stateBatch is the locations one state read asks about: of one zone, the tiered ones
@@ -97,9 +101,10 @@ func chainedOf(b fleetBatch) []string {
 	return nil
 }
 
-// readStates reads the states of a stateBatch (bucketStates).
+// readStates reads the states of a stateBatch (bucketStates), split into groups of
+// locations: group(location) of n (nil: one group).
 func (c *Pricer) readStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b stateBatch,
-	run dayRun) ([]bucketState, error) {
+	run dayRun, group func(loc string) int, n int) ([][]bucketState, error) {
 	first, last := run.first, run.last()
 	args := stateArgs(scope, daily, fleetBatch{zone: b.zone, tiered: len(b.chained) > 0, ids: b.ids}, run)
 	ctx = withLocsChained(ctx, b.ids, b.chained)
@@ -116,7 +121,7 @@ func (c *Pricer) readStates(ctx context.Context, scope kwhouse.Scope, daily Flee
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return newDayTable(stored, counts, dayNumber(first), dayNumber(last)).states(stored), nil
+	return newDayTable(stored, counts, dayNumber(first), dayNumber(last)).states(stored, group, n), nil
 }
 
 // countsAbout is about how many rows bucket_counts returns for n locations, chained of
@@ -338,9 +343,10 @@ func (t *dayTable) prices(loc string, j int) uint64 {
 }
 
 // states puts each day that has a stored bucket or any reading counted beside its counts
-// now, in (location, device, day) order. A bucket is valid when it was priced in the
-// batch's zone, tiered as the batch is now, under the counts there are now.
-func (t *dayTable) states(stored []storedBucket) []bucketState {
+// now, in (location, device, day) order, split into groups of locations: group(location)
+// of n (nil: one group), each slice made to its size. A bucket is valid when it was priced
+// in the batch's zone, tiered as the batch is now, under the counts there are now.
+func (t *dayTable) states(stored []storedBucket, group func(loc string) int, n int) [][]bucketState {
 	order := make([]int32, len(t.objs))
 	for i := range order {
 		order[i] = int32(i)
@@ -351,26 +357,48 @@ func (t *dayTable) states(stored []storedBucket) []bucketState {
 		}
 		return strings.Compare(t.objs[a].dev, t.objs[b].dev)
 	})
-	out := make([]bucketState, 0, len(stored))
-	for _, i := range order {
-		k := t.objs[i]
-		for j := 0; j < t.w; j++ {
-			at, now := t.slot[int(i)*t.w+j], t.readings(i, j)
-			if at < 0 && now == 0 {
-				continue
-			}
-			var s bucketState
-			if at >= 0 {
-				s = stored[at].state
-			} else {
-				s.Loc, s.Dev, s.Day = k.loc, k.dev, dateOf(t.d0+uint32(j))
-			}
-			s.ReadingsNow, s.PricesNow = now, t.prices(k.loc, j)
-			if at >= 0 && stored[at].sameKind == 1 && s.ReadingsSeen == s.ReadingsNow && s.PricesSeen == s.PricesNow {
-				s.Valid = 1
-			}
-			out = append(out, s)
+	groupOf := make([]int, len(t.objs))
+	sizes := make([]int, n)
+	for i, k := range t.objs {
+		if group != nil {
+			groupOf[i] = group(k.loc)
 		}
+		for j := 0; j < t.w; j++ {
+			if t.slot[i*t.w+j] >= 0 || t.readings(int32(i), j) != 0 {
+				sizes[groupOf[i]]++
+			}
+		}
+	}
+	out := make([][]bucketState, n)
+	for g := range out {
+		out[g] = make([]bucketState, 0, sizes[g])
+	}
+	for _, i := range order {
+		g := groupOf[i]
+		out[g] = t.objStates(out[g], stored, i)
+	}
+	return out
+}
+
+// objStates appends the states of object i's days to out.
+func (t *dayTable) objStates(out []bucketState, stored []storedBucket, i int32) []bucketState {
+	k := t.objs[i]
+	for j := 0; j < t.w; j++ {
+		at, now := t.slot[int(i)*t.w+j], t.readings(i, j)
+		if at < 0 && now == 0 {
+			continue
+		}
+		var s bucketState
+		if at >= 0 {
+			s = stored[at].state
+		} else {
+			s.Loc, s.Dev, s.Day = k.loc, k.dev, dateOf(t.d0+uint32(j))
+		}
+		s.ReadingsNow, s.PricesNow = now, t.prices(k.loc, j)
+		if at >= 0 && stored[at].sameKind == 1 && s.ReadingsSeen == s.ReadingsNow && s.PricesSeen == s.PricesNow {
+			s.Valid = 1
+		}
+		out = append(out, s)
 	}
 	return out
 }

@@ -77,7 +77,7 @@ func TestCountsReachTheLocalDaysTheyTouch(t *testing.T) {
 			t.Errorf("price changes of day %d: %d, want %d", n.d0+uint32(j), got, w)
 		}
 	}
-	if got := len(n.states(nil)); got != 4 {
+	if got := len(n.states(nil, nil, 1)[0]); got != 4 {
 		t.Errorf("%d states, want the 4 days with readings", got)
 	}
 
@@ -116,7 +116,12 @@ func TestDayTableKeepsTheLatestBucketBesideItsCounts(t *testing.T) {
 	counts := []countRow{{kind: 0, loc: "a", a: d1, b: d1, a1: d1, b1: d1, n: 2}, {kind: 0, loc: "a", a: d2, b: d2, a1: d2, b1: d2, n: 2},
 		{kind: 0, loc: "a", a: d3, b: d3, a1: d3, b1: d3, n: 1}, {kind: 0, loc: "b", a: d1, b: d1, a1: d1, b1: d1, n: 2}, {kind: 0, loc: "c", a: d1, b: d1, a1: d1, b1: d1, n: 2},
 		{kind: 1, loc: "a", a: d1, b: d2, a1: d1, b1: d2, n: 1}, {kind: 2, loc: "b", n: 1}, {kind: 2, loc: "c", n: 1}}
-	got := newDayTable(stored, counts, d1, d3).states(stored)
+	got := newDayTable(stored, counts, d1, d3).states(stored, nil, 1)[0]
+	// Split by location into groups (a shared read's batches), each made to its size.
+	split := newDayTable(stored, counts, d1, d3).states(stored, func(loc string) int { return map[string]int{"a": 1}[loc] }, 2)
+	if len(split[1]) != 3 || cap(split[1]) != 3 || len(split[0]) != 2 || split[0][0].Loc != "b" || split[0][1].Loc != "c" {
+		t.Errorf("states split into groups of %d and %d (capacity %d), want 2 (b, c) and 3 (a)", len(split[0]), len(split[1]), cap(split[1]))
+	}
 	type want struct {
 		loc          string
 		day          uint32
