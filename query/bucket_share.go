@@ -11,20 +11,36 @@ import (
 
 // A fleet's batches split a zone's locations by tiering (fleet_sums.go), but the state
 // reads of priced buckets (bucket_states.go) need not: one pair of reads can ask about a
-// zone's tiered and untiered locations at once (buckets.sql, _chained), and each read of
-// ClickHouse costs about the same whether it returns a few hundred rows or a few
-// thousand. So the batches of one answer that share a zone share its state read: a page
-// of 1,000 rows by id (a tiered and an untiered batch) makes two reads instead of four.
+// zone's tiered and untiered locations at once (buckets.sql, _chained). Buckets and
+// counts are stored in location order, so a read of every tenth location (the tiered
+// ones, say) reads the granules of all of them: the batches of one answer that share a
+// zone share its state reads instead, in chunks of consecutive location ids (tiered and
+// untiered together), each read once, by the first batch that needs it. A fleet of 1,012
+// locations in one zone (a tiered batch of 100 and an untiered one of 912) makes two
+// reads of 506 consecutive locations side by side instead of two reads of the whole
+// table's granules each.
 
-// zoneStates is one shared state read: the locations of the batches of a zone (at most
-// fleetChunk), read once when the first of them asks.
+// zoneShares is the shared state reads of one zone's batches over one run of days: their
+// locations in chunks of consecutive ids, in id order.
+type zoneShares struct {
+	run     dayRun
+	parts   []*zoneStates
+	batchOf map[string]int  // location → its batch (index in the zone's batches)
+	sizes   []int           // locations of each batch
+	partsOf [][]*zoneStates // per batch: the chunks that hold its locations, in id order
+}
+
+// zoneStates is one shared state read: a chunk of at most fleetChunk locations of a zone,
+// read when a batch first asks, its states split by batch as they are made, each batch's
+// part dropped once taken.
 type zoneStates struct {
-	batch  stateBatch
-	run    dayRun
-	member map[string]bool
-	once   sync.Once
-	states []bucketState
-	err    error
+	batch   stateBatch
+	shares  *zoneShares
+	mu      sync.Mutex
+	read    bool
+	err     error
+	byBatch [][]bucketState
+	taken   []bool
 }
 
 type stateSharesKey struct{}
@@ -47,31 +63,18 @@ func (c *Pricer) shareStates(ctx context.Context, req FleetRequest, batches []fl
 }
 
 // withSharedStates returns ctx carrying shared state reads for batches over the local days
-// of run: the batches of each zone, in order, while together at most fleetChunk locations
-// (larger fleets read per batch, as two reads of 1,000 locations run side by side).
+// of run: each zone of two batches or more, its locations in as few chunks of consecutive
+// ids as fleetChunk allows, of about equal size (1,200 locations: two of 600).
 func withSharedStates(ctx context.Context, batches []fleetBatch, run func(zone string) dayRun) context.Context {
 	byZone := map[string][]fleetBatch{}
 	for _, b := range batches {
 		byZone[b.zone] = append(byZone[b.zone], b)
 	}
-	shares := map[string]*zoneStates{}
+	shares := map[string]*zoneShares{}
 	for zone, bs := range byZone {
-		if len(bs) < 2 {
-			continue
+		if len(bs) >= 2 {
+			shares[zone] = newZoneShares(zone, bs, run(zone))
 		}
-		z := &zoneStates{batch: stateBatch{zone: zone}, run: run(zone), member: map[string]bool{}}
-		for _, b := range bs {
-			z.batch.ids = append(z.batch.ids, b.ids...)
-			z.batch.chained = append(z.batch.chained, chainedOf(b)...)
-		}
-		if len(z.batch.ids) > fleetChunk {
-			continue
-		}
-		slices.Sort(z.batch.ids)
-		for _, id := range z.batch.ids {
-			z.member[id] = true
-		}
-		shares[zone] = z
 	}
 	if len(shares) == 0 {
 		return ctx
@@ -79,20 +82,59 @@ func withSharedStates(ctx context.Context, batches []fleetBatch, run func(zone s
 	return context.WithValue(ctx, stateSharesKey{}, shares)
 }
 
-// sharedZone returns the shared read that covers batch b over run, or nil: b's zone has
-// one, over the same days, asking about every location of b.
-func sharedZone(ctx context.Context, b fleetBatch, run dayRun) *zoneStates {
-	shares, _ := ctx.Value(stateSharesKey{}).(map[string]*zoneStates)
-	z := shares[b.zone]
-	if z == nil || !sameRun(z.run, run) {
-		return nil
-	}
-	for _, id := range b.ids {
-		if !z.member[id] {
-			return nil
+// newZoneShares splits the locations of a zone's batches into chunks of consecutive ids.
+func newZoneShares(zone string, bs []fleetBatch, run dayRun) *zoneShares {
+	zs := &zoneShares{run: run, batchOf: map[string]int{}, sizes: make([]int, len(bs)), partsOf: make([][]*zoneStates, len(bs))}
+	var ids []string
+	for i, b := range bs {
+		ids = append(ids, b.ids...)
+		zs.sizes[i] = len(b.ids)
+		for _, id := range b.ids {
+			zs.batchOf[id] = i
 		}
 	}
-	return z
+	slices.Sort(ids)
+	n := (len(ids) + fleetChunk - 1) / fleetChunk
+	for k := 0; k < n; k++ {
+		part := ids[k*len(ids)/n : (k+1)*len(ids)/n]
+		z := &zoneStates{batch: stateBatch{zone: zone, ids: part}, shares: zs, taken: make([]bool, len(bs))}
+		in := make([]bool, len(bs))
+		for _, id := range part {
+			i := zs.batchOf[id]
+			if bs[i].tiered {
+				z.batch.chained = append(z.batch.chained, id)
+			}
+			in[i] = true
+		}
+		for i := range in {
+			if in[i] {
+				zs.partsOf[i] = append(zs.partsOf[i], z)
+			}
+		}
+		zs.parts = append(zs.parts, z)
+	}
+	return zs
+}
+
+// sharedZone returns the shared reads that cover batch b over run and b's index among
+// their batches, or nil: b's zone has them, over the same days, and b is one of its
+// batches (a part of one, as a MONTH answer's stale locations, reads its own).
+func sharedZone(ctx context.Context, b fleetBatch, run dayRun) (*zoneShares, int) {
+	shares, _ := ctx.Value(stateSharesKey{}).(map[string]*zoneShares)
+	zs := shares[b.zone]
+	if zs == nil || !sameRun(zs.run, run) || len(b.ids) == 0 {
+		return nil, 0
+	}
+	i, ok := zs.batchOf[b.ids[0]]
+	if !ok || zs.sizes[i] != len(b.ids) {
+		return nil, 0
+	}
+	for _, id := range b.ids {
+		if j, ok := zs.batchOf[id]; !ok || j != i {
+			return nil, 0
+		}
+	}
+	return zs, i
 }
 
 // sameRun reports whether two runs are the same local days and window.
@@ -100,22 +142,52 @@ func sameRun(a, b dayRun) bool {
 	return a.first.Equal(b.first) && a.end.Equal(b.end) && a.w0.Equal(b.w0) && a.w1.Equal(b.w1)
 }
 
-// statesOf returns the states of b's locations from the zone's read, made when first asked.
-func (z *zoneStates) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
-	b fleetBatch) ([]bucketState, error) {
-	z.once.Do(func() { z.states, z.err = c.readStates(ctx, scope, daily, z.batch, z.run) })
+// statesOf returns the states of batch i, in (location, device, day) order, from the
+// chunks that hold its locations (consecutive ids: their states follow each other).
+func (zs *zoneShares) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
+	i int) ([]bucketState, error) {
+	parts := make([][]bucketState, len(zs.partsOf[i]))
+	n := 0
+	for k, z := range zs.partsOf[i] {
+		var err error
+		if parts[k], err = z.take(ctx, c, scope, daily, i); err != nil {
+			return nil, err
+		}
+		n += len(parts[k])
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	out := make([]bucketState, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// take returns batch i's states in the chunk, read when first asked; a batch that asks
+// again (its part already handed out) reads the chunk once more.
+func (z *zoneStates) take(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
+	i int) ([]bucketState, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	group := func(loc string) int { return z.shares.batchOf[loc] }
+	n := len(z.taken)
+	if z.taken[i] {
+		again, err := c.readStates(ctx, scope, daily, z.batch, z.shares.run, group, n)
+		if err != nil {
+			return nil, err
+		}
+		return again[i], nil
+	}
+	if !z.read {
+		z.byBatch, z.err = c.readStates(ctx, scope, daily, z.batch, z.shares.run, group, n)
+		z.read = true
+	}
 	if z.err != nil {
 		return nil, z.err
 	}
-	mine := make(map[string]bool, len(b.ids))
-	for _, id := range b.ids {
-		mine[id] = true
-	}
-	out := make([]bucketState, 0, len(z.states)*len(b.ids)/max(1, len(z.batch.ids)))
-	for _, s := range z.states {
-		if mine[s.Loc] {
-			out = append(out, s)
-		}
-	}
+	out := z.byBatch[i]
+	z.byBatch[i], z.taken[i] = nil, true
 	return out, nil
 }

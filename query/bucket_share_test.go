@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// TestZoneBatchesShareOneStateRead: a zone's tiered and untiered batches share one read
-// that names the tiered locations; a zone with one batch, batches of more than fleetChunk
-// locations together, another run of days or a location the read does not cover read
-// their own.
-func TestZoneBatchesShareOneStateRead(t *testing.T) {
+// TestZoneBatchesShareStateReads: a zone's tiered and untiered batches share reads of
+// consecutive location ids that name the tiered locations: one read for 1,000 locations,
+// two of about equal size for 1,001 (every batch's locations covered, each once); a zone
+// with one batch, another run of days or a location the reads do not cover read their own.
+func TestZoneBatchesShareStateReads(t *testing.T) {
 	ids := func(prefix string, n int) []string {
 		out := make([]string, n)
 		for i := range out {
@@ -28,21 +28,34 @@ func TestZoneBatchesShareOneStateRead(t *testing.T) {
 	bigB := fleetBatch{zone: "America/New_York", tiered: true, ids: ids("e", 1)}
 	ctx := withSharedStates(context.Background(), []fleetBatch{plain, tiered, alone, bigA, bigB},
 		func(string) dayRun { return run })
-	z := sharedZone(ctx, plain, run)
-	if z == nil || sharedZone(ctx, tiered, run) != z {
-		t.Fatalf("London's batches share no read")
+	shared := func(b fleetBatch, r dayRun) *zoneShares { zs, _ := sharedZone(ctx, b, r); return zs }
+	zs := shared(plain, run)
+	if zs == nil || shared(tiered, run) != zs || len(zs.parts) != 1 {
+		t.Fatalf("London's batches share no single read")
 	}
-	if len(z.batch.ids) != 1000 || len(z.batch.chained) != 100 || z.batch.chained[0] != "b0000" {
+	if z := zs.parts[0]; len(z.batch.ids) != 1000 || len(z.batch.chained) != 100 || z.batch.chained[0] != "b0000" {
 		t.Errorf("the shared read asks about %d locations, %d of them tiered", len(z.batch.ids), len(z.batch.chained))
 	}
-	if sharedZone(ctx, alone, run) != nil || sharedZone(ctx, bigA, run) != nil {
-		t.Errorf("a zone of one batch, or of 1,001 locations, shares a read")
+	if shared(alone, run) != nil {
+		t.Errorf("a zone of one batch shares a read")
+	}
+	ny, i := sharedZone(ctx, bigA, run)
+	if ny == nil || shared(bigB, run) != ny || len(ny.parts) != 2 {
+		t.Fatalf("1,001 locations of a zone are not read in two shared chunks")
+	}
+	a, b := ny.parts[0].batch, ny.parts[1].batch
+	if len(a.ids) != 500 || len(b.ids) != 501 || a.ids[499] >= b.ids[0] || len(a.chained) != 0 || len(b.chained) != 1 {
+		t.Errorf("chunks of %d and %d locations (%d, %d tiered), not consecutive halves", len(a.ids), len(b.ids), len(a.chained), len(b.chained))
+	}
+	if _, j := sharedZone(ctx, bigB, run); len(ny.partsOf[i]) != 2 || len(ny.partsOf[j]) != 1 {
+		t.Errorf("the untiered batch reads %d chunks, the tiered one %d", len(ny.partsOf[i]), len(ny.partsOf[j]))
 	}
 	other := dayRunOf(time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC), london)
-	if sharedZone(ctx, plain, other) != nil {
+	if shared(plain, other) != nil {
 		t.Errorf("a batch over other days uses the shared read")
 	}
-	if sharedZone(ctx, fleetBatch{zone: "Europe/London", ids: []string{"a0001", "z"}}, run) != nil {
-		t.Errorf("a batch with a location the shared read does not cover uses it")
+	if shared(fleetBatch{zone: "Europe/London", ids: []string{"a0001", "z"}}, run) != nil ||
+		shared(fleetBatch{zone: "Europe/London", ids: []string{"a0001"}}, run) != nil {
+		t.Errorf("a batch with a location the shared read does not cover, or a part of a batch, uses it")
 	}
 }

@@ -60,12 +60,14 @@ type storedBucket struct {
 	version  uint64
 }
 
-// countRow is a row of bucket_counts (buckets.sql): a change count and the run of local
-// days [a, b] it reaches (day numbers), as count_ranges defines it.
+// countRow is a row of bucket_counts (buckets.sql): a change count and the one or two runs
+// of local days [a, b] and [a1, b1] it reaches (day numbers; a1 = a: one run), as
+// count_dates defines them.
 type countRow struct {
 	kind     uint8 // 0 readings, 1 dated price changes, 2 price changes of every date
 	loc, dev string
 	a, b     uint32
+	a1, b1   uint32
 	n        uint64
 }
 
@@ -74,10 +76,14 @@ type countRow struct {
 // is one (sharedStates), else from its own; the stored buckets and the counts are read side by side.
 func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
 	run dayRun) ([]bucketState, error) {
-	if z := sharedZone(ctx, b, run); z != nil {
-		return z.statesOf(ctx, c, scope, daily, b)
+	if zs, i := sharedZone(ctx, b, run); zs != nil {
+		return zs.statesOf(ctx, c, scope, daily, i)
 	}
-	return c.readStates(ctx, scope, daily, stateBatch{zone: b.zone, ids: b.ids, chained: chainedOf(b)}, run)
+	states, err := c.readStates(ctx, scope, daily, stateBatch{zone: b.zone, ids: b.ids, chained: chainedOf(b)}, run, nil, 1)
+	if err != nil {
+		return nil, err
+	}
+	return states[0], nil
 }
 
 // stateBatch is the locations one state read asks about: of one zone, the tiered ones
@@ -95,9 +101,10 @@ func chainedOf(b fleetBatch) []string {
 	return nil
 }
 
-// readStates reads the states of a stateBatch (bucketStates).
+// readStates reads the states of a stateBatch (bucketStates), split into groups of
+// locations: group(location) of n (nil: one group).
 func (c *Pricer) readStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b stateBatch,
-	run dayRun) ([]bucketState, error) {
+	run dayRun, group func(loc string) int, n int) ([][]bucketState, error) {
 	first, last := run.first, run.last()
 	args := stateArgs(scope, daily, fleetBatch{zone: b.zone, tiered: len(b.chained) > 0, ids: b.ids}, run)
 	ctx = withLocsChained(ctx, b.ids, b.chained)
@@ -114,23 +121,23 @@ func (c *Pricer) readStates(ctx context.Context, scope kwhouse.Scope, daily Flee
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return newDayTable(stored, counts, dayNumber(first), dayNumber(last)).states(stored), nil
+	return newDayTable(stored, counts, dayNumber(first), dayNumber(last)).states(stored, group, n), nil
 }
 
 // countsAbout is about how many rows bucket_counts returns for n locations, chained of
-// them tiered, over a run of days (count_ranges): a row per UTC date read and local day it
-// overlaps (two in a zone off UTC), the dates three days either side of the run, and for a
-// tiered location both directions and its chain's 35 days before; growing a slice of
-// 80,000 counts step by step allocated three times what they hold.
+// them tiered, over a run of days (count_dates): a row per UTC date read, the dates three
+// days either side of the run, and for a tiered location both directions and its chain's
+// 35 days before; growing a slice of 40,000 counts step by step allocated three times what
+// they hold.
 func countsAbout(n, chained, days int) int {
-	return 2*(n-chained)*(days+7) + 4*chained*(days+42)
+	return (n-chained)*(days+7) + 2*chained*(days+42)
 }
 
 // last is the date of the run's last day (a local day lasts 23–25 hours).
 func (r dayRun) last() time.Time { return r.end.Add(-12 * time.Hour) }
 
 // stateArgs binds what the state reads of a batch over a run of days ask (buckets.sql):
-// the run's local dates, and the UTC dates of the counts that reach them (count_ranges:
+// the run's local dates, and the UTC dates of the counts that reach them (count_dates:
 // a day or two, and a tier chain's 35 days before, for the tiered locations: from u0_chained).
 func stateArgs(scope kwhouse.Scope, daily FleetRequest, b fleetBatch, run dayRun) []any {
 	const day = 24 * time.Hour
@@ -199,7 +206,7 @@ func (c *Pricer) changeCounts(ctx context.Context, args []any, about int) ([]cou
 	defer rows.Close()
 	out := make([]countRow, 0, about)
 	var r countRow // scanned into for every row (storedBuckets)
-	dest := []any{&r.kind, &r.loc, &r.dev, &r.a, &r.b, &r.n}
+	dest := []any{&r.kind, &r.loc, &r.dev, &r.a, &r.b, &r.a1, &r.b1, &r.n}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan change count: %w", err)
@@ -269,7 +276,7 @@ func sumRows(diff []uint64, w int) {
 }
 
 // newDayTable puts the batch's stored buckets and change counts on the local days [d0, d1]
-// (day numbers); each count reaches the days buckets.sql (count_ranges) says it does.
+// (day numbers); each count reaches the days buckets.sql (count_dates) says it does.
 func newDayTable(stored []storedBucket, counts []countRow, d0, d1 uint32) *dayTable {
 	t := &dayTable{d0: d0, w: int(d1-d0) + 1, index: map[objKey]int32{}, locs: map[string]int32{}}
 	objOf := make([]int32, len(stored))
@@ -307,15 +314,19 @@ func newDayTable(stored []storedBucket, counts []countRow, d0, d1 uint32) *dayTa
 	return t
 }
 
-// count adds one row of change counts to the days it reaches.
+// count adds one row of change counts to the days it reaches: its one or two runs.
 func (t *dayTable) count(r countRow) {
-	switch r.kind {
-	case 2:
+	if r.kind == 2 {
 		t.every[t.locs[r.loc]] += r.n
-	case 1:
-		t.addRange(t.dated, t.locs[r.loc], r.a, r.b, r.n)
-	default:
-		t.addRange(t.reads, t.obj(objKey{r.loc, r.dev}), r.a, r.b, r.n)
+		return
+	}
+	diff, i := t.dated, t.locs[r.loc]
+	if r.kind == 0 {
+		diff, i = t.reads, t.obj(objKey{r.loc, r.dev})
+	}
+	t.addRange(diff, i, r.a, r.b, r.n)
+	if r.a1 != r.a {
+		t.addRange(diff, i, r.a1, r.b1, r.n)
 	}
 }
 
@@ -332,9 +343,10 @@ func (t *dayTable) prices(loc string, j int) uint64 {
 }
 
 // states puts each day that has a stored bucket or any reading counted beside its counts
-// now, in (location, device, day) order. A bucket is valid when it was priced in the
-// batch's zone, tiered as the batch is now, under the counts there are now.
-func (t *dayTable) states(stored []storedBucket) []bucketState {
+// now, in (location, device, day) order, split into groups of locations: group(location)
+// of n (nil: one group), each slice made to its size. A bucket is valid when it was priced
+// in the batch's zone, tiered as the batch is now, under the counts there are now.
+func (t *dayTable) states(stored []storedBucket, group func(loc string) int, n int) [][]bucketState {
 	order := make([]int32, len(t.objs))
 	for i := range order {
 		order[i] = int32(i)
@@ -345,26 +357,48 @@ func (t *dayTable) states(stored []storedBucket) []bucketState {
 		}
 		return strings.Compare(t.objs[a].dev, t.objs[b].dev)
 	})
-	out := make([]bucketState, 0, len(stored))
-	for _, i := range order {
-		k := t.objs[i]
-		for j := 0; j < t.w; j++ {
-			at, now := t.slot[int(i)*t.w+j], t.readings(i, j)
-			if at < 0 && now == 0 {
-				continue
-			}
-			var s bucketState
-			if at >= 0 {
-				s = stored[at].state
-			} else {
-				s.Loc, s.Dev, s.Day = k.loc, k.dev, dateOf(t.d0+uint32(j))
-			}
-			s.ReadingsNow, s.PricesNow = now, t.prices(k.loc, j)
-			if at >= 0 && stored[at].sameKind == 1 && s.ReadingsSeen == s.ReadingsNow && s.PricesSeen == s.PricesNow {
-				s.Valid = 1
-			}
-			out = append(out, s)
+	groupOf := make([]int, len(t.objs))
+	sizes := make([]int, n)
+	for i, k := range t.objs {
+		if group != nil {
+			groupOf[i] = group(k.loc)
 		}
+		for j := 0; j < t.w; j++ {
+			if t.slot[i*t.w+j] >= 0 || t.readings(int32(i), j) != 0 {
+				sizes[groupOf[i]]++
+			}
+		}
+	}
+	out := make([][]bucketState, n)
+	for g := range out {
+		out[g] = make([]bucketState, 0, sizes[g])
+	}
+	for _, i := range order {
+		g := groupOf[i]
+		out[g] = t.objStates(out[g], stored, i)
+	}
+	return out
+}
+
+// objStates appends the states of object i's days to out.
+func (t *dayTable) objStates(out []bucketState, stored []storedBucket, i int32) []bucketState {
+	k := t.objs[i]
+	for j := 0; j < t.w; j++ {
+		at, now := t.slot[int(i)*t.w+j], t.readings(i, j)
+		if at < 0 && now == 0 {
+			continue
+		}
+		var s bucketState
+		if at >= 0 {
+			s = stored[at].state
+		} else {
+			s.Loc, s.Dev, s.Day = k.loc, k.dev, dateOf(t.d0+uint32(j))
+		}
+		s.ReadingsNow, s.PricesNow = now, t.prices(k.loc, j)
+		if at >= 0 && stored[at].sameKind == 1 && s.ReadingsSeen == s.ReadingsNow && s.PricesSeen == s.PricesNow {
+			s.Valid = 1
+		}
+		out = append(out, s)
 	}
 	return out
 }

@@ -13,7 +13,7 @@ import (
 // countTable reads the change counts stored in db (account acc) for a batch of location
 // "a" over the local days [d0, d1] of London through bucket_counts, the one definition of
 // the days a count reaches, and puts them on a day table.
-func countTable(t *testing.T, db *chstore.DB, tiered bool, d0, d1 time.Time) *dayTable {
+func countTable(t *testing.T, db *chstore.DB, tiered bool, d0, d1 time.Time) (*dayTable, []countRow) {
 	t.Helper()
 	london, _ := time.LoadLocation("Europe/London")
 	c := &Pricer{db: db}
@@ -25,7 +25,7 @@ func countTable(t *testing.T, db *chstore.DB, tiered bool, d0, d1 time.Time) *da
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newDayTable(nil, counts, dayNumber(d0), dayNumber(d1))
+	return newDayTable(nil, counts, dayNumber(d0), dayNumber(d1)), counts
 }
 
 // A count of a UTC date reaches the local days it overlaps (two in London's summer), a
@@ -53,7 +53,12 @@ func TestCountsReachTheLocalDaysTheyTouch(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := func(m time.Month, day int) time.Time { return time.Date(2024, m, day, 0, 0, 0, 0, time.UTC) }
-	n := countTable(t, db, false, d(6, 1), d(6, 30))
+	n, rows := countTable(t, db, false, d(6, 1), d(6, 30))
+	// One row per count as stored (at most 3 of imports and the 2 price changes), though
+	// each date of June reaches two local days.
+	if len(rows) > 5 {
+		t.Errorf("%d count rows read, want one per stored count (at most 5): %+v", len(rows), rows)
+	}
 	a := n.index[objKey{"a", ""}]
 	// 01:00 BST on the 10th to 01:00 on the 11th; 29 June likewise; exports are another direction.
 	want := map[uint32]uint64{dayNumber(d(6, 10)): 4, dayNumber(d(6, 11)): 4, dayNumber(d(6, 29)): 2, dayNumber(d(6, 30)): 2}
@@ -72,13 +77,13 @@ func TestCountsReachTheLocalDaysTheyTouch(t *testing.T) {
 			t.Errorf("price changes of day %d: %d, want %d", n.d0+uint32(j), got, w)
 		}
 	}
-	if got := len(n.states(nil)); got != 4 {
+	if got := len(n.states(nil, nil, 1)[0]); got != 4 {
 		t.Errorf("%d states, want the 4 days with readings", got)
 	}
 
 	// Tiered (both directions): 10 June reaches to the end of June, 29 June to the end of
 	// July (29 June + 3 days is in July); the run ends 5 July. The export of 12 June counts.
-	chained := countTable(t, db, true, d(6, 1), d(7, 5))
+	chained, _ := countTable(t, db, true, d(6, 1), d(7, 5))
 	a = chained.index[objKey{"a", ""}]
 	for _, c := range []struct {
 		day  time.Time
@@ -108,10 +113,15 @@ func TestDayTableKeepsTheLatestBucketBesideItsCounts(t *testing.T) {
 		bucket("c", d1, 2, 3, 1, 0), // priced in another zone
 	}
 	// Each count reaching its own day only, but one dated price change reaching d1 and d2.
-	counts := []countRow{{kind: 0, loc: "a", a: d1, b: d1, n: 2}, {kind: 0, loc: "a", a: d2, b: d2, n: 2},
-		{kind: 0, loc: "a", a: d3, b: d3, n: 1}, {kind: 0, loc: "b", a: d1, b: d1, n: 2}, {kind: 0, loc: "c", a: d1, b: d1, n: 2},
-		{kind: 1, loc: "a", a: d1, b: d2, n: 1}, {kind: 2, loc: "b", n: 1}, {kind: 2, loc: "c", n: 1}}
-	got := newDayTable(stored, counts, d1, d3).states(stored)
+	counts := []countRow{{kind: 0, loc: "a", a: d1, b: d1, a1: d1, b1: d1, n: 2}, {kind: 0, loc: "a", a: d2, b: d2, a1: d2, b1: d2, n: 2},
+		{kind: 0, loc: "a", a: d3, b: d3, a1: d3, b1: d3, n: 1}, {kind: 0, loc: "b", a: d1, b: d1, a1: d1, b1: d1, n: 2}, {kind: 0, loc: "c", a: d1, b: d1, a1: d1, b1: d1, n: 2},
+		{kind: 1, loc: "a", a: d1, b: d2, a1: d1, b1: d2, n: 1}, {kind: 2, loc: "b", n: 1}, {kind: 2, loc: "c", n: 1}}
+	got := newDayTable(stored, counts, d1, d3).states(stored, nil, 1)[0]
+	// Split by location into groups (a shared read's batches), each made to its size.
+	split := newDayTable(stored, counts, d1, d3).states(stored, func(loc string) int { return map[string]int{"a": 1}[loc] }, 2)
+	if len(split[1]) != 3 || cap(split[1]) != 3 || len(split[0]) != 2 || split[0][0].Loc != "b" || split[0][1].Loc != "c" {
+		t.Errorf("states split into groups of %d and %d (capacity %d), want 2 (b, c) and 3 (a)", len(split[0]), len(split[1]), cap(split[1]))
+	}
 	type want struct {
 		loc          string
 		day          uint32

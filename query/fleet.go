@@ -257,7 +257,11 @@ func (c *Pricer) fleetLocations(ctx context.Context, scope kwhouse.Scope, req Fl
 // sortFleet orders rows by req's order, ties by group id, date and currency (a row's key:
 // no two rows share one, so the order is total).
 func sortFleet(rows []FleetRow, order string) {
-	if slices.IsSortedFunc(rows, func(a, b FleetRow) int { return fleetCompare(&a, &b, order) }) {
+	sorted := true
+	for i := 1; i < len(rows) && sorted; i++ {
+		sorted = fleetCompare(&rows[i-1], &rows[i], order) <= 0
+	}
+	if sorted {
 		return // rows from buckets served in id order
 	}
 	perm := make([]int32, len(rows))

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -114,7 +113,7 @@ func mergeSums(results [][]fleetSum) []fleetSum {
 	n, sorted := 0, true
 	for _, r := range results {
 		n += len(r)
-		sorted = sorted && slices.IsSortedFunc(r, func(a, b fleetSum) int { return sumBefore(&a, &b) })
+		sorted = sorted && sumsSorted(r)
 	}
 	out := make([]fleetSum, 0, n)
 	if !sorted {
@@ -135,6 +134,17 @@ func mergeSums(results [][]fleetSum) []fleetSum {
 		at[best]++
 	}
 	return out
+}
+
+// sumsSorted reports whether sums are in (location, device, bucket) order (by index: a
+// comparison of copies moved 31,000 sums twice an answer).
+func sumsSorted(sums []fleetSum) bool {
+	for i := 1; i < len(sums); i++ {
+		if sumBefore(&sums[i-1], &sums[i]) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // priceBatch prices the records of a batch's locations in req's window and buckets. The
