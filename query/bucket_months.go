@@ -365,7 +365,7 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 // countMonths reads count_months.
 func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, error) {
 	out := monthCounts{readings: map[monthKey]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{},
-		reach: newReachPrints()}
+		reach: newReachPrints(0)}
 	out.reach.every = out.every
 	rows, err := c.db.Query(ctx, countMonthsStmt.With(countMonthsSQL), args...)
 	if err != nil {

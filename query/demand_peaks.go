@@ -62,13 +62,15 @@ type keptKey struct {
 // priced buckets off: all measured, nothing kept).
 func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (locationPeaks, error) {
 	out := make(locationPeaks, len(need))
-	for loc := range need {
-		out[loc] = map[charges.PeakKey][]float64{}
+	about := 0
+	for loc, ms := range need {
+		out[loc] = make(map[charges.PeakKey][]float64, len(ms))
+		about += len(ms)
 	}
 	if c.buckets == nil {
 		return out, c.measurePeaks(ctx, scope, dir, need, out)
 	}
-	kept, prints, err := c.keptPeaks(ctx, scope, dir, need)
+	kept, prints, err := c.keptPeaks(ctx, scope, dir, need, about)
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +91,9 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	return out, c.keepPeaks(ctx, scope, dir, stale, out, prints)
 }
 
-// keptPeaks reads the kept peaks of need's months beside the fingerprints of their reaches
-// now (month_prints.sql), side by side.
-func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (
+// keptPeaks reads the kept peaks of need's months (about in all) beside the fingerprints
+// of their reaches now (month_prints.sql), side by side.
+func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, about int) (
 	map[keptKey]keptPeak, map[monthKey]uint64, error) {
 	locs := make([]string, 0, len(need))
 	var m0, m1 int64
@@ -123,28 +125,33 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		kept, err = c.storedPeaks(gctx, append(base, chstore.Named("kept_prefix", keptKeyPrefix),
-			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))))
+			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))), about)
 		return err
 	})
 	g.Go(func() (err error) {
-		prints, err = c.monthPrints(gctx, append(base, chstore.Named("devices", false)), dateOf(d0).Format(time.DateOnly), dateOf(d1).Format(time.DateOnly))
+		prints, err = c.monthPrints(gctx, append(base, chstore.Named("devices", false)), dateOf(d0).Format(time.DateOnly), dateOf(d1).Format(time.DateOnly), about)
 		return err
 	})
 	return kept, prints.readings, g.Wait()
 }
 
-func (c *Pricer) storedPeaks(ctx context.Context, args []any) (map[keptKey]keptPeak, error) {
+// storedPeaks reads demand_stored into a map sized for about rows (a fleet's year is
+// 12,000: growing the map step by step cost more than the rows), through one list of
+// destinations.
+func (c *Pricer) storedPeaks(ctx context.Context, args []any, about int) (map[keptKey]keptPeak, error) {
 	rows, err := c.db.Query(ctx, demandStoredStmt.With(demandStoredSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("kept demand peaks: %w", err)
 	}
 	defer rows.Close()
-	out := map[keptKey]keptPeak{}
+	out := make(map[keptKey]keptPeak, about)
+	var loc, key string
+	var month uint32
+	var p keptPeak
+	dest := []any{&loc, &month, &key, &p.peaks, &p.seen}
 	for rows.Next() {
-		var loc, key string
-		var month uint32
-		var p keptPeak
-		if err := rows.Scan(&loc, &month, &key, &p.peaks, &p.seen); err != nil {
+		p.peaks = nil // each row's own array
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan kept demand peaks: %w", err)
 		}
 		if tariff, ok := strings.CutPrefix(key, keptKeyPrefix); ok {

@@ -23,8 +23,9 @@ type reachPrints struct {
 	every    map[string]uint64   // the count of price changes of every date per location
 }
 
-func newReachPrints() reachPrints {
-	return reachPrints{readings: map[monthKey]uint64{}, dated: map[monthKey]uint64{}, every: map[string]uint64{}}
+// newReachPrints makes room for the records' fingerprints of about months (0: unknown).
+func newReachPrints(about int) reachPrints {
+	return reachPrints{readings: make(map[monthKey]uint64, about), dated: map[monthKey]uint64{}, every: map[string]uint64{}}
 }
 
 // monthPrints returns the fingerprints now of the reaches of the local months [m0, m1]
@@ -33,9 +34,9 @@ func newReachPrints() reachPrints {
 // location) at location level or of devices, and price changes (month_prints.sql, from
 // reading_changes_by_month and price_changes). Statements that price or verify a month
 // record these figures as they read them (count_months), so a month is served while they
-// are unchanged.
-func (c *Pricer) monthPrints(ctx context.Context, args []any, m0, m1 string) (reachPrints, error) {
-	out := newReachPrints()
+// are unchanged. about is how many object months to make room for.
+func (c *Pricer) monthPrints(ctx context.Context, args []any, m0, m1 string, about int) (reachPrints, error) {
+	out := newReachPrints(about)
 	args = append(args[:len(args):len(args)], chstore.Named("m0", m0), chstore.Named("m1", m1))
 	rows, err := c.db.Query(ctx, monthPrintsStmt.With(monthPrintsSQL), args...)
 	if err != nil {

@@ -76,7 +76,7 @@ func (c *Pricer) keptMonths(ctx context.Context, args []any, zone *time.Location
 	g, gctx := errgroup.WithContext(ctx)
 	about := len(ids) * len(whole)
 	g.Go(func() (err error) { kept, err = c.storedMonths(gctx, args, m0, m1, about); return err })
-	g.Go(func() (err error) { prints, err = c.monthPrints(gctx, args, m0, m1); return err })
+	g.Go(func() (err error) { prints, err = c.monthPrints(gctx, args, m0, m1, about); return err })
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
