@@ -133,6 +133,7 @@ func (c *csvCells) charges(fields []string, r query.FleetRow) ([]string, error) 
 		fields = append(fields, nums[from:end])
 		from = end
 	}
+	c.fields = fields // the next row reuses the room for its charges too
 	return fields, nil
 }
 

@@ -43,11 +43,14 @@ func (c *Pricer) monthPrints(ctx context.Context, args []any, m0, m1 string, abo
 		return out, fmt.Errorf("month reach fingerprints: %w", err)
 	}
 	defer rows.Close()
+	// One row scanned into through one list of destinations: a list per row, and the
+	// values it points to, would each be made anew (a fleet's year is 12,000 rows).
+	var kind uint8
+	var k monthKey
+	var n, print uint64
+	dest := []any{&kind, &k.obj.loc, &k.obj.dev, &k.month, &n, &print}
 	for rows.Next() {
-		var kind uint8
-		var k monthKey
-		var n, print uint64
-		if err := rows.Scan(&kind, &k.obj.loc, &k.obj.dev, &k.month, &n, &print); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return out, fmt.Errorf("scan month reach fingerprints: %w", err)
 		}
 		out.add(kind, k, n, print)
