@@ -80,6 +80,11 @@ func (c *Pricer) requestMonths(ctx context.Context, scope kwhouse.Scope, req Fle
 		}
 		byZone[b.zone] = append(byZone[b.zone], b.ids...)
 	}
+	chunks := 0
+	for _, ids := range byZone {
+		chunks += (len(ids) + fleetChunk - 1) / fleetChunk
+	}
+	printsShareOf(ctx).expect(chunks) // each chunk publishes its month prints (keptMonths)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
@@ -117,7 +122,7 @@ func (c *Pricer) chunkMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 	}
 	run := dayRunOf(daily.Start, daily.End, z)
 	b, chained := chunkBatch(zone, ids, tiered)
-	out, done, err := c.keptMonths(withLocsChained(ctx, ids, chained), stateArgs(scope, daily, b, run), z, ids, wholeMonthsOf(run, z))
+	out, done, err := c.keptMonths(withLocsChained(ctx, ids, chained), stateArgs(scope, daily, b, run), z, ids, chained, wholeMonthsOf(run, z))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -211,3 +211,50 @@ func TestKeptDemandPeaksAreServedFromOneReadOfMonthPrints(t *testing.T) {
 		t.Errorf("the two changes measured the month %d time(s), want 2", n)
 	}
 }
+
+// TestFleetBillReadsMonthPrintsOnceForBucketsAndDemand: a fleet's MONTH answer with
+// charges reads the month reach fingerprints once, for its kept months and its demand
+// peaks alike (two London homes on capacityTariff, March 2024 whole: energy 30, demand 3
+// each), and those shared figures still send a month whose readings changed back to be
+// measured: a 5 kWh hour on 7 March at one home (5 kW in each of its quarters: demand 15,
+// energy 30 + 1.25) is billed at once, the other home's March served as kept.
+func TestFleetBillReadsMonthPrintsOnceForBucketsAndDemand(t *testing.T) {
+	f, a, reads := newDemandHome(t, nil)
+	b := f.location(capacityTariff())
+	f.readings(b, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	bill := func(what string, want map[string][2]float64) {
+		t.Helper()
+		r := f.do("POST", "/costs/fleet", map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-31T23:00:00Z",
+			"aggregation": "MONTH", "include_charges": true})
+		var out struct {
+			Data []struct {
+				LocationID string `json:"location_id"`
+				Charges    struct{ Energy, Demand float64 }
+			}
+		}
+		r.JSON(t, &out)
+		if r.Status != 200 || len(out.Data) != len(want) {
+			t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+		}
+		for _, row := range out.Data {
+			w := want[row.LocationID]
+			if !close6(row.Charges.Energy, w[0]) || !close6(row.Charges.Demand, w[1]) {
+				t.Errorf("%s: %s energy %v demand %v, want %v %v", what, row.LocationID, row.Charges.Energy, row.Charges.Demand, w[0], w[1])
+			}
+		}
+	}
+	flat := map[string][2]float64{a: {30, 3}, b: {30, 3}}
+	bill("first bill", flat)
+	bill("second bill (keeps the months)", flat)
+	measured, prints := reads.measured.Load(), reads.prints.Load()
+	bill("asked again", flat)
+	if n, p := reads.measured.Load()-measured, reads.prints.Load()-prints; n != 0 || p != 1 {
+		t.Errorf("asked again with nothing written: %d read(s) of readings, %d of month prints; want 0 and 1", n, p)
+	}
+	measured = reads.measured.Load()
+	f.readings(a, time.Date(2024, 3, 7, 10, 0, 0, 0, time.UTC), 1, 5000)
+	bill("after a 5 kWh hour on 7 March at the first home", map[string][2]float64{a: {31.25, 15}, b: {30, 3}})
+	if n := reads.measured.Load() - measured; n != 1 {
+		t.Errorf("the change measured demand peaks %d time(s), want 1 (the changed home's March)", n)
+	}
+}

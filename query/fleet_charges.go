@@ -73,15 +73,24 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 			asked[id] = l
 		}
 	}
-	// The buckets are priced while the charging tariffs and their demand peaks are read.
+	// The buckets are priced while the charging tariffs and their demand peaks are read;
+	// the peaks' month fingerprints come from the buckets' read where it has them
+	// (printsShare).
 	var days, sums []fleetSum
 	var ts map[string][]charges.Tariff
 	var need map[string][]charges.TariffMonth
 	var peaks locationPeaks
 	g, gctx := errgroup.WithContext(ctx)
+	sumsCtx, peaksCtx := gctx, gctx
+	if c.buckets != nil && req.Aggregation != AggregationDay && len(asked) > 0 {
+		share := newPrintsShare()
+		sumsCtx, peaksCtx = withPrintsShare(gctx, share), withPrintsShare(gctx, share)
+	}
 	g.Go(func() (err error) {
+		defer printsShareOf(sumsCtx).close() // what the buckets did not publish, demand reads
+
 		if len(asked) > 0 {
-			sums, err = c.fleetSums(gctx, scope, req, asked, plans)
+			sums, err = c.fleetSums(sumsCtx, scope, req, asked, plans)
 		}
 		return err
 	})
@@ -99,7 +108,7 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		for id, lts := range ts {
 			need[id] = charges.DemandMonths(lts, req.Start, req.End, req.Aggregation == AggregationMonth)
 		}
-		peaks, err = c.demandPeaks(gctx, scope, req.Direction, need)
+		peaks, err = c.demandPeaks(peaksCtx, scope, req.Direction, need)
 		return err
 	})
 	if err := g.Wait(); err != nil {
