@@ -122,7 +122,7 @@ func (c *Pricer) chunkMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 	}
 	run := dayRunOf(daily.Start, daily.End, z)
 	b, chained := chunkBatch(zone, ids, tiered)
-	out, done, err := c.keptMonths(withLocsChained(ctx, ids, chained), stateArgs(scope, daily, b, run), z, ids, chained, wholeMonthsOf(run, z))
+	out, done, err := c.keptMonths(withLocsChained(ctx, ids, chained), stateArgs(scope, daily, b, run), z, ids, wholeMonthsOf(run, z))
 	if err != nil {
 		return nil, nil, err
 	}

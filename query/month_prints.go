@@ -19,13 +19,17 @@ var (
 // first day's day number; a key missing from a map is 0.
 type reachPrints struct {
 	readings map[monthKey]uint64 // the records' fingerprint per object and month
-	dated    map[monthKey]uint64 // dated price changes per location (objKey.dev "") and month
-	every    map[string]uint64   // the count of price changes of every date per location
+	// The part of readings from the records of the other direction (tiered locations):
+	// readings − other is the asked direction's alone (sums modulo 2⁶⁴, as stored).
+	other map[monthKey]uint64
+	dated map[monthKey]uint64 // dated price changes per location (objKey.dev "") and month
+	every map[string]uint64   // the count of price changes of every date per location
 }
 
 // newReachPrints makes room for the records' fingerprints of about months (0: unknown).
 func newReachPrints(about int) reachPrints {
-	return reachPrints{readings: make(map[monthKey]uint64, about), dated: map[monthKey]uint64{}, every: map[string]uint64{}}
+	return reachPrints{readings: make(map[monthKey]uint64, about), other: map[monthKey]uint64{}, dated: map[monthKey]uint64{},
+		every: map[string]uint64{}}
 }
 
 // monthPrints returns the fingerprints now of the reaches of the local months [m0, m1]
@@ -58,14 +62,23 @@ func (c *Pricer) monthPrints(ctx context.Context, args []any, m0, m1 string, abo
 	return out, rows.Err()
 }
 
-// add adds a row of kind 0 (records), 1 (dated price changes) or 2 (every date: n).
+// add adds a row of kind 0 (records of the asked direction), 5 (of the other), 1 (dated
+// price changes) or 2 (every date: n).
 func (p reachPrints) add(kind uint8, k monthKey, n, print uint64) {
 	switch kind {
 	case 2:
 		p.every[k.obj.loc] += n
 	case 1:
 		p.dated[k] += print
+	case 5:
+		p.other[k] += print
+		p.readings[k] += print
 	default:
 		p.readings[k] += print
 	}
+}
+
+// asked is the fingerprint of k's records of the asked direction alone.
+func (p reachPrints) asked(k monthKey) uint64 {
+	return p.readings[k] - p.other[k]
 }

@@ -7,11 +7,11 @@ import (
 
 // printsShare hands the month reach fingerprints a fleet answer's buckets read
 // (keptMonths) to its demand peaks (keptPeaks), so that an answer with charges reads
-// month_prints once where both need the same figures: the location-level records of the
-// asked direction of an untiered location's month (a tiered one's count both directions,
-// which its demand peaks are not kept under). The demand side waits until every chunk of
-// the buckets has published its read (expect, publish) or the buckets are done (close),
-// and reads what was not published itself (docs/costs.md, "Bill charges").
+// month_prints once: the peaks take the location-level records of the asked direction
+// (reachPrints.asked: a tiered location's months count both directions apart). The demand
+// side waits until every chunk of the buckets has published its read (expect, publish) or
+// the buckets are done (close), and reads what was not published itself (docs/costs.md,
+// "Bill charges").
 type printsShare struct {
 	mu       sync.Mutex
 	left     int  // chunks still to publish
@@ -59,22 +59,16 @@ func (s *printsShare) expect(n int) {
 }
 
 // publish adds a chunk's read of the months [m0, m1] (first days' day numbers; m0 > m1:
-// none) of locations ids, the tiered ones in chained left out.
-func (s *printsShare) publish(ids []string, chained []string, m0, m1 uint32, p reachPrints) {
+// none) of locations ids.
+func (s *printsShare) publish(ids []string, m0, m1 uint32, p reachPrints) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed && m0 <= m1 {
-		tiered := make(map[string]bool, len(chained))
-		for _, id := range chained {
-			tiered[id] = true
-		}
 		for _, id := range ids {
-			if !tiered[id] {
-				s.covered[id] = sharedRead{read: len(s.reads), m0: m0, m1: m1}
-			}
+			s.covered[id] = sharedRead{read: len(s.reads), m0: m0, m1: m1}
 		}
 		s.reads = append(s.reads, p)
 	}
@@ -115,7 +109,8 @@ func (s *printsShare) wait(ctx context.Context) error {
 	}
 }
 
-// lookup is the published fingerprint of k's month reach, and whether it was read.
+// lookup is the published fingerprint of k's month reach (the asked direction's records),
+// and whether it was read.
 func (s *printsShare) lookup(k monthKey) (uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -123,5 +118,5 @@ func (s *printsShare) lookup(k monthKey) (uint64, bool) {
 	if !ok || k.obj.dev != "" || k.month < r.m0 || k.month > r.m1 {
 		return 0, false
 	}
-	return s.reads[r.read].readings[k], true
+	return s.reads[r.read].asked(k), true
 }
