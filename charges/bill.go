@@ -1,6 +1,7 @@
 package charges
 
 import (
+	"iter"
 	"sort"
 	"time"
 )
@@ -11,15 +12,22 @@ type bill struct {
 	buckets []Bucket
 	top     Totals
 	each    []Totals
-	pct     map[string]float64
+	tariffs []Tariff // their tax rates, by ID
 }
 
 func newBill(req Request) *bill {
-	b := &bill{buckets: req.Buckets, each: make([]Totals, len(req.Buckets)), pct: map[string]float64{}}
-	for _, t := range req.Tariffs {
-		b.pct[t.ID] = t.TaxPercent
+	return &bill{buckets: req.Buckets, each: make([]Totals, len(req.Buckets)), tariffs: req.Tariffs}
+}
+
+// pct is the tax rate of tariff id (0 for "" or an unknown id): a location has a few
+// tariffs, so a scan costs less than a map made per bill.
+func (b *bill) pct(id string) float64 {
+	for i := range b.tariffs {
+		if b.tariffs[i].ID == id {
+			return b.tariffs[i].TaxPercent
+		}
 	}
-	return b
+	return 0
 }
 
 // add puts x, charged by tariff id at instant at, into the top level (when top) and into
@@ -40,7 +48,7 @@ func (b *bill) add(at time.Time, id string, x Totals, top, inBucket bool) {
 
 // taxed is x with the tax of tariff id on it.
 func (b *bill) taxed(id string, x Totals) Totals {
-	x.Tax = (x.Energy + x.Standing + x.Demand) * b.pct[id] / 100
+	x.Tax = (x.Energy + x.Standing + x.Demand) * b.pct(id) / 100
 	return x
 }
 
@@ -114,16 +122,29 @@ func nextDay(d time.Time) time.Time {
 	return time.Date(y, m, day+1, 0, 0, 0, 0, d.Location())
 }
 
-// monthsOf lists t's local months that overlap both its contract and [from, to).
-func monthsOf(t *Tariff, from, to time.Time) []Bucket {
-	lo, hi := maxTime(from, t.From), minTime(to, t.To)
-	var out []Bucket
-	y, mo, _ := lo.In(t.Zone).Date()
-	for m := time.Date(y, mo, 1, 0, 0, 0, 0, t.Zone); m.Before(hi); {
-		my, mm, _ := m.Date()
-		next := time.Date(my, mm+1, 1, 0, 0, 0, 0, t.Zone)
-		out = append(out, Bucket{Start: m, End: next})
-		m = next
+// monthsOf yields the local months of zone that overlap [lo, hi) (a tariff's contract and
+// a window, intersected), in order.
+func monthsOf(zone *time.Location, lo, hi time.Time) iter.Seq[Bucket] {
+	return func(yield func(Bucket) bool) {
+		y, mo, _ := lo.In(zone).Date()
+		for m := time.Date(y, mo, 1, 0, 0, 0, 0, zone); m.Before(hi); {
+			my, mm, _ := m.Date()
+			next := time.Date(my, mm+1, 1, 0, 0, 0, 0, zone)
+			if !yield(Bucket{Start: m, End: next}) {
+				return
+			}
+			m = next
+		}
 	}
-	return out
+}
+
+// monthsBetween is how many local months of zone monthsOf yields for [lo, hi): room to
+// make for them.
+func monthsBetween(lo, hi time.Time, zone *time.Location) int {
+	if !lo.Before(hi) {
+		return 0
+	}
+	y0, m0, _ := lo.In(zone).Date()
+	y1, m1, _ := hi.Add(-time.Nanosecond).In(zone).Date()
+	return (y1-y0)*12 + int(m1-m0) + 1
 }

@@ -5,6 +5,7 @@
 package charges
 
 import (
+	"slices"
 	"time"
 )
 
@@ -66,6 +67,9 @@ type Request struct {
 	// them (nil) they are measured from Readings, which cover those months whole.
 	Peaks    map[PeakKey][]float64
 	Readings []Reading
+	// Months are DemandMonths(Tariffs, From, To, MonthBuckets) when the caller listed them
+	// already (to read their peaks); nil: Compute lists them.
+	Months []TariffMonth
 }
 
 // PeakKey names the demand peaks of one tariff (by its Key) in one local month (by the
@@ -99,7 +103,9 @@ func DemandMonths(ts []Tariff, from, to time.Time, monthBuckets bool) []TariffMo
 		if len(t.Demand) == 0 {
 			continue
 		}
-		for _, m := range monthsOf(t, from, to) {
+		lo, hi := maxTime(from, t.From), minTime(to, t.To)
+		out = slices.Grow(out, monthsBetween(lo, hi, t.Zone))
+		for m := range monthsOf(t.Zone, lo, hi) {
 			whole := !m.Start.Before(from) && !m.End.After(to)
 			if whole || monthBuckets {
 				out = append(out, TariffMonth{Tariff: t, Month: m, Whole: whole})
@@ -122,7 +128,11 @@ func Compute(req Request) (Totals, []Totals) {
 	for i := range req.Tariffs {
 		b.addStanding(&req.Tariffs[i], req.From, req.To)
 	}
-	for _, m := range DemandMonths(req.Tariffs, req.From, req.To, req.MonthBuckets) {
+	months := req.Months
+	if months == nil {
+		months = DemandMonths(req.Tariffs, req.From, req.To, req.MonthBuckets)
+	}
+	for _, m := range months {
 		peaks := req.Peaks[m.PeakKey()]
 		if req.Peaks == nil {
 			peaks = MonthPeaks(m.Tariff, m.Month, req.Readings)

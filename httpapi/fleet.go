@@ -98,7 +98,7 @@ func fleetCSV(out query.FleetCost, withCharges bool) ([]byte, error) {
 	for _, r := range out.Data {
 		row, err := c.row(r)
 		if err == nil && withCharges {
-			row, err = csvCharges(row, r)
+			row, err = c.charges(row, r)
 		}
 		if err != nil {
 			return nil, err
@@ -111,19 +111,29 @@ func fleetCSV(out query.FleetCost, withCharges bool) ([]byte, error) {
 	return buf.Bytes(), w.Error()
 }
 
-// csvCharges appends a row's charges to its CSV fields, each number as its JSON is.
-func csvCharges(fields []string, r query.FleetRow) ([]string, error) {
+// charges appends a row's charges to its CSV fields, each number as its JSON is, the five
+// appended to one buffer and cut from one string as row's numbers are.
+func (c *csvCells) charges(fields []string, r query.FleetRow) ([]string, error) {
 	ch := r.Charges
 	if ch == nil {
 		ch = &query.Charges{}
 	}
-	for _, a := range []query.Amount{ch.Energy, ch.Standing, ch.Demand, ch.Tax, ch.Total} {
-		b, err := a.MarshalJSON()
-		if err != nil {
+	c.num = c.num[:0]
+	var ends [5]int
+	for i, a := range [5]query.Amount{ch.Energy, ch.Standing, ch.Demand, ch.Tax, ch.Total} {
+		var err error
+		if c.num, err = a.AppendText(c.num); err != nil {
 			return nil, fmt.Errorf("charges of %s: %w", fields[0], err)
 		}
-		fields = append(fields, string(b))
+		ends[i] = len(c.num)
 	}
+	nums := string(c.num)
+	from := 0
+	for _, end := range ends {
+		fields = append(fields, nums[from:end])
+		from = end
+	}
+	c.fields = fields // the next row reuses the room for its charges too
 	return fields, nil
 }
 

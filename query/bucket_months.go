@@ -80,6 +80,11 @@ func (c *Pricer) requestMonths(ctx context.Context, scope kwhouse.Scope, req Fle
 		}
 		byZone[b.zone] = append(byZone[b.zone], b.ids...)
 	}
+	chunks := 0
+	for _, ids := range byZone {
+		chunks += (len(ids) + fleetChunk - 1) / fleetChunk
+	}
+	printsShareOf(ctx).expect(chunks) // each chunk publishes its month prints (keptMonths)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
@@ -365,7 +370,7 @@ func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]mon
 // countMonths reads count_months.
 func (c *Pricer) countMonths(ctx context.Context, args []any) (monthCounts, error) {
 	out := monthCounts{readings: map[monthKey]uint64{}, dated: map[monthKey]*[32]uint64{}, every: map[string]uint64{},
-		reach: newReachPrints()}
+		reach: newReachPrints(0)}
 	out.reach.every = out.every
 	rows, err := c.db.Query(ctx, countMonthsStmt.With(countMonthsSQL), args...)
 	if err != nil {

@@ -62,13 +62,15 @@ type keptKey struct {
 // priced buckets off: all measured, nothing kept).
 func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (locationPeaks, error) {
 	out := make(locationPeaks, len(need))
-	for loc := range need {
-		out[loc] = map[charges.PeakKey][]float64{}
+	about := 0
+	for loc, ms := range need {
+		out[loc] = make(map[charges.PeakKey][]float64, len(ms))
+		about += len(ms)
 	}
 	if c.buckets == nil {
 		return out, c.measurePeaks(ctx, scope, dir, need, out)
 	}
-	kept, prints, err := c.keptPeaks(ctx, scope, dir, need)
+	kept, prints, err := c.keptPeaks(ctx, scope, dir, need, about)
 	if err != nil {
 		return nil, err
 	}
@@ -89,13 +91,12 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	return out, c.keepPeaks(ctx, scope, dir, stale, out, prints)
 }
 
-// keptPeaks reads the kept peaks of need's months beside the fingerprints of their reaches
-// now (month_prints.sql), side by side.
-func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (
+// keptPeaks reads the kept peaks of need's months (about in all) beside the fingerprints
+// of their reaches now (reachReadings), side by side.
+func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, about int) (
 	map[keptKey]keptPeak, map[monthKey]uint64, error) {
 	locs := make([]string, 0, len(need))
 	var m0, m1 int64
-	var d0, d1 uint32
 	for loc, ms := range need {
 		if len(ms) == 0 {
 			continue
@@ -106,10 +107,6 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 				m0 = s
 			}
 			m1 = max(m1, m.Month.Start.Unix())
-			if d := reachOf(loc, m).month; d0 == 0 || d < d0 {
-				d0 = d
-			}
-			d1 = max(d1, reachOf(loc, m).month)
 		}
 	}
 	if len(locs) == 0 {
@@ -117,34 +114,89 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	}
 	sort.Strings(locs)
 	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("dir", dir)}
-	ctx = withLocsChained(ctx, locs, nil) // no tier chain: the location's records of dir only
 	var kept map[keptKey]keptPeak
-	var prints reachPrints
+	var prints map[monthKey]uint64
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		kept, err = c.storedPeaks(gctx, append(base, chstore.Named("kept_prefix", keptKeyPrefix),
-			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))))
+		kept, err = c.storedPeaks(withLocsChained(gctx, locs, nil), append(base, chstore.Named("kept_prefix", keptKeyPrefix),
+			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))), about)
 		return err
 	})
 	g.Go(func() (err error) {
-		prints, err = c.monthPrints(gctx, append(base, chstore.Named("devices", false)), dateOf(d0).Format(time.DateOnly), dateOf(d1).Format(time.DateOnly))
+		prints, err = c.reachReadings(gctx, base, need, about)
 		return err
 	})
-	return kept, prints.readings, g.Wait()
+	return kept, prints, g.Wait()
 }
 
-func (c *Pricer) storedPeaks(ctx context.Context, args []any) (map[keptKey]keptPeak, error) {
+// reachReadings are the fingerprints now of the location-level records of need's months'
+// reaches (reachOf): those the answer's buckets read and published (printsShare, when ctx
+// carries one: waited for), the others read here for their locations (month_prints.sql,
+// no tier chain: the records of dir only).
+func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string][]charges.TariffMonth, about int) (map[monthKey]uint64, error) {
+	share := printsShareOf(ctx)
+	if share != nil {
+		if err := share.wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[monthKey]uint64, about)
+	var rest []string
+	var d0, d1 uint32
+	for loc, ms := range need {
+		missing := false
+		for _, m := range ms {
+			k := reachOf(loc, m)
+			if share != nil {
+				if v, ok := share.lookup(k); ok {
+					out[k] = v
+					continue
+				}
+			}
+			missing = true
+			if d0 == 0 || k.month < d0 {
+				d0 = k.month
+			}
+			d1 = max(d1, k.month)
+		}
+		if missing {
+			rest = append(rest, loc)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	sort.Strings(rest)
+	read, err := c.monthPrints(withLocsChained(ctx, rest, nil), append(base[:len(base):len(base)], chstore.Named("devices", false)),
+		dateOf(d0).Format(time.DateOnly), dateOf(d1).Format(time.DateOnly), about)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range read.readings {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// storedPeaks reads demand_stored into a map sized for about rows (a fleet's year is
+// 12,000: growing the map step by step cost more than the rows), through one list of
+// destinations.
+func (c *Pricer) storedPeaks(ctx context.Context, args []any, about int) (map[keptKey]keptPeak, error) {
 	rows, err := c.db.Query(ctx, demandStoredStmt.With(demandStoredSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("kept demand peaks: %w", err)
 	}
 	defer rows.Close()
-	out := map[keptKey]keptPeak{}
+	out := make(map[keptKey]keptPeak, about)
+	var loc, key string
+	var month uint32
+	var p keptPeak
+	dest := []any{&loc, &month, &key, &p.peaks, &p.seen}
 	for rows.Next() {
-		var loc, key string
-		var month uint32
-		var p keptPeak
-		if err := rows.Scan(&loc, &month, &key, &p.peaks, &p.seen); err != nil {
+		p.peaks = nil // each row's own array
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan kept demand peaks: %w", err)
 		}
 		if tariff, ok := strings.CutPrefix(key, keptKeyPrefix); ok {

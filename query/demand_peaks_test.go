@@ -211,3 +211,69 @@ func TestKeptDemandPeaksAreServedFromOneReadOfMonthPrints(t *testing.T) {
 		t.Errorf("the two changes measured the month %d time(s), want 2", n)
 	}
 }
+
+// TestFleetBillReadsMonthPrintsOnceForBucketsAndDemand: a fleet's MONTH answer with
+// charges reads the month reach fingerprints for its demand peaks from its kept months'
+// read: no more reads of them than the same answer without charges. Two London homes on capacityTariff and a third on a month-tiered one (the
+// first 1,000 kWh at 0.25) with exported energy too, March 2024 whole (energy 30, demand 3
+// each). The tiered home's peaks are kept under its imports' fingerprint alone (the one an
+// interval answer reads: its bill measures nothing), and the shared figures still send a
+// month whose readings changed back to be measured: a 5 kWh hour on 7 March at the first
+// home (5 kW in each of its quarters: demand 15, energy 30 + 1.25) is billed at once, the
+// others' March served as kept.
+func TestFleetBillReadsMonthPrintsOnceForBucketsAndDemand(t *testing.T) {
+	f, a, reads := newDemandHome(t, nil)
+	b := f.location(capacityTariff())
+	tiered := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25, "to_kwh": 1000},
+		map[string]any{"fixed": 0.5}}), "demand_charges": capacityTariff()["demand_charges"]})
+	march := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, loc := range []string{b, tiered} {
+		f.readings(loc, march, 5*24, 1000)
+	}
+	f.must(f.do("PUT", "/meters/interval", []any{map[string]any{"location_id": tiered, "direction": "EXPORT",
+		"start_time": "2024-03-02T12:00:00Z", "end_time": "2024-03-02T13:00:00Z", "value": 2000, "units": "WH"}}))
+	body := func(charges bool) map[string]any {
+		return map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-31T23:00:00Z",
+			"aggregation": "MONTH", "include_charges": charges}
+	}
+	bill := func(what string, want map[string][2]float64) {
+		t.Helper()
+		r := f.do("POST", "/costs/fleet", body(true))
+		var out struct {
+			Data []struct {
+				LocationID string `json:"location_id"`
+				Charges    struct{ Energy, Demand float64 }
+			}
+		}
+		r.JSON(t, &out)
+		if r.Status != 200 || len(out.Data) != len(want) {
+			t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+		}
+		for _, row := range out.Data {
+			w := want[row.LocationID]
+			if !close6(row.Charges.Energy, w[0]) || !close6(row.Charges.Demand, w[1]) {
+				t.Errorf("%s: %s energy %v demand %v, want %v %v", what, row.LocationID, row.Charges.Energy, row.Charges.Demand, w[0], w[1])
+			}
+		}
+	}
+	flat := map[string][2]float64{a: {30, 3}, b: {30, 3}, tiered: {30, 3}}
+	bill("first bill", flat)
+	bill("second bill (keeps the months)", flat)
+	prints := reads.prints.Load()
+	f.must(f.do("POST", "/costs/fleet", body(false)))
+	without := reads.prints.Load() - prints
+	measured, prints := reads.measured.Load(), reads.prints.Load()
+	bill("asked again", flat)
+	if n, p := reads.measured.Load()-measured, reads.prints.Load()-prints; n != 0 || p != without || p == 0 {
+		t.Errorf("asked again with nothing written: %d read(s) of readings, %d of month prints; want 0 and %d (as without charges)", n, p, without)
+	}
+	f.checkMarchBill(tiered, "2024-03-31T23:00:00Z", "the tiered home's interval bill", 30, 3)
+	if n := reads.measured.Load() - measured; n != 0 {
+		t.Errorf("the tiered home's interval bill measured its peaks %d time(s): the fleet kept them under another fingerprint", n)
+	}
+	f.readings(a, time.Date(2024, 3, 7, 10, 0, 0, 0, time.UTC), 1, 5000)
+	bill("after a 5 kWh hour on 7 March at the first home", map[string][2]float64{a: {31.25, 15}, b: {30, 3}, tiered: {30, 3}})
+	if n := reads.measured.Load() - measured; n != 1 {
+		t.Errorf("the change measured demand peaks %d time(s), want 1 (the changed home's March)", n)
+	}
+}

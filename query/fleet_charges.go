@@ -73,14 +73,24 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 			asked[id] = l
 		}
 	}
-	// The buckets are priced while the charging tariffs and their demand peaks are read.
+	// The buckets are priced while the charging tariffs and their demand peaks are read;
+	// the peaks' month fingerprints come from the buckets' read where it has them
+	// (printsShare).
 	var days, sums []fleetSum
 	var ts map[string][]charges.Tariff
+	var need map[string][]charges.TariffMonth
 	var peaks locationPeaks
 	g, gctx := errgroup.WithContext(ctx)
+	sumsCtx, peaksCtx := gctx, gctx
+	if c.buckets != nil && req.Aggregation != AggregationDay && len(asked) > 0 {
+		share := newPrintsShare()
+		sumsCtx, peaksCtx = withPrintsShare(gctx, share), withPrintsShare(gctx, share)
+	}
 	g.Go(func() (err error) {
+		defer printsShareOf(sumsCtx).close() // what the buckets did not publish, demand reads
+
 		if len(asked) > 0 {
-			sums, err = c.fleetSums(gctx, scope, req, asked, plans)
+			sums, err = c.fleetSums(sumsCtx, scope, req, asked, plans)
 		}
 		return err
 	})
@@ -94,11 +104,11 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		if ts, err = c.tariffs.FleetChargesOf(gctx, scope, all, req.Direction); err != nil {
 			return err
 		}
-		need := make(map[string][]charges.TariffMonth, len(ts))
+		need = make(map[string][]charges.TariffMonth, len(ts))
 		for id, lts := range ts {
 			need[id] = charges.DemandMonths(lts, req.Start, req.End, req.Aggregation == AggregationMonth)
 		}
-		peaks, err = c.demandPeaks(gctx, scope, req.Direction, need)
+		peaks, err = c.demandPeaks(peaksCtx, scope, req.Direction, need)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -122,7 +132,8 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 			for i := w; i < len(ids) && err == nil; i += workers {
 				id := ids[i]
 				_, inBuckets := asked[id]
-				each[i], err = billLocation(req, locs[id], plans[id], ts[id], peaks[id], byLoc[id], inBuckets, split[id])
+				owed := owedCharges{tariffs: ts[id], months: need[id], peaks: peaks[id]}
+				each[i], err = billLocation(req, locs[id], plans[id], owed, byLoc[id], inBuckets, split[id])
 			}
 			return err
 		})
@@ -181,11 +192,20 @@ type locationBill struct {
 	totals []charges.Totals
 }
 
+// owedCharges are what a location's bill charges beyond energy: its charging tariffs, the
+// months whose demand they bill (charges.DemandMonths of the request) and those months'
+// peaks.
+type owedCharges struct {
+	tariffs []charges.Tariff
+	months  []charges.TariffMonth
+	peaks   map[charges.PeakKey][]float64
+}
+
 // billLocation sums a location's days into the request's buckets (inBuckets: its sums are
 // in them already) and computes each bucket's charges; split holds the energy of its
 // split days by reading (fleetSplitEnergy).
-func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts []charges.Tariff,
-	peaks map[charges.PeakKey][]float64, days []fleetSum, inBuckets bool, split splitMoney) (locationBill, error) {
+func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, owed owedCharges,
+	days []fleetSum, inBuckets bool, split splitMoney) (locationBill, error) {
 	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
 		return locationBill{}, fmt.Errorf("zone of %s: %w", loc.ID, err)
@@ -195,8 +215,8 @@ func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, ts 
 		rolled = rollUp(req.Aggregation, days, zone)
 		sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
 	}
-	creq := charges.Request{Tariffs: ts, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Peaks: peaks, Buckets: make([]charges.Bucket, 0, len(rolled)), Energy: make([]charges.Energy, 0, 2*len(days))}
+	creq := charges.Request{Tariffs: owed.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
+		Peaks: owed.peaks, Months: owed.months, Buckets: make([]charges.Bucket, 0, len(rolled)), Energy: make([]charges.Energy, 0, 2*len(days))}
 	group := loc.ID
 	if req.GroupBy == GroupCustomer {
 		group = loc.CustomerID

@@ -3,14 +3,15 @@
 -- of a batch's locations (or devices) can depend on, over the month's reach (the UTC dates
 -- [first day - 4 days, last day + 2 days]: reachMonths, chstore/fingerprint.go), the
 -- batch's locations as the external table _locs, the tiered ones as _chained:
--- kind 0, the records written (reading_changes_by_month), of @dir, both directions for a
--- tiered location; kind 1, the location's dated price changes (price_changes) × their
--- date's day_weight; kind 2, its price changes of every date, summed once under month
--- 1970-01-01 (total). count_months reports the same figures from its own rows (kinds 3,
--- 4 and 2) when it verifies a month.
+-- kind 0, the records written (reading_changes_by_month) of @dir, and kind 5, those of the
+-- other direction (a tiered location's, whose months count both; apart, so that demand
+-- peaks, kept under @dir's alone, can be served from the same read); kind 1, the
+-- location's dated price changes (price_changes) × their date's day_weight; kind 2, its
+-- price changes of every date, summed once under month 1970-01-01 (total). count_months
+-- reports the same figures from its own rows (kinds 3, 4 and 2) when it verifies a month.
 SELECT kind, location_id, device_id, toUInt32(month) AS month_number, sum(n) AS total, sum(print) AS print
 FROM (
-    SELECT toUInt8(0) AS kind, location_id, device_id, month, n, print
+    SELECT toUInt8(if(direction = @dir, 0, 5)) AS kind, location_id, device_id, month, n, print
     FROM reading_changes_by_month
     WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
         AND (device_id != '') = @devices AND (direction = @dir OR location_id IN (SELECT location_id FROM _chained))

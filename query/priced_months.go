@@ -60,14 +60,17 @@ func wholeMonthsOf(run dayRun, zone *time.Location) []uint32 {
 	return out
 }
 
-// keptMonths serves the whole months of a chunk's locations ids (ctx carries them: withLocsChained)
-// from priced_months where they hold now: it reads the kept rows and the reach
-// fingerprints now side by side, and returns the served months' sums and, per location
-// and month, whether the location's month is done (every object's row holds, and no
-// object with records in the reach lacks one).
-func (c *Pricer) keptMonths(ctx context.Context, args []any, zone *time.Location, ids []string, whole []uint32) ([]fleetSum, map[monthKey]bool, error) {
+// keptMonths serves the whole months of a chunk's locations ids (ctx carries them:
+// withLocsChained) from priced_months where they hold now: it reads the kept rows and the
+// reach fingerprints now side by side, and returns the served months' sums and, per
+// location and month, whether the location's month is done (every object's row holds, and
+// no object with records in the reach lacks one). It publishes the fingerprints to the
+// answer's printsShare, if any.
+func (c *Pricer) keptMonths(ctx context.Context, args []any, zone *time.Location, ids []string, whole []uint32) (
+	[]fleetSum, map[monthKey]bool, error) {
 	done := map[monthKey]bool{}
 	if len(whole) == 0 {
+		printsShareOf(ctx).publish(ids, 1, 0, reachPrints{})
 		return nil, done, nil
 	}
 	m0, m1 := dateOf(whole[0]).Format(time.DateOnly), dateOf(whole[len(whole)-1]).Format(time.DateOnly)
@@ -76,10 +79,11 @@ func (c *Pricer) keptMonths(ctx context.Context, args []any, zone *time.Location
 	g, gctx := errgroup.WithContext(ctx)
 	about := len(ids) * len(whole)
 	g.Go(func() (err error) { kept, err = c.storedMonths(gctx, args, m0, m1, about); return err })
-	g.Go(func() (err error) { prints, err = c.monthPrints(gctx, args, m0, m1); return err })
+	g.Go(func() (err error) { prints, err = c.monthPrints(gctx, args, m0, m1, about); return err })
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
+	printsShareOf(ctx).publish(ids, whole[0], whole[len(whole)-1], prints)
 	bad := map[monthKey]bool{} // by location (objKey.dev "") and month
 	has := make(map[monthKey]bool, len(kept))
 	for _, m := range kept {
