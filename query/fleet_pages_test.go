@@ -113,6 +113,17 @@ func TestFleetPagesShowAWriteBetweenThemOnTheLaterPage(t *testing.T) {
 // reads the fifth's buckets too, to find it cannot be priced), and lists the fifth as the
 // one-page answer does. The later pages list a skipped location
 // only on the page whose rows pass it: the second (its rows end at the sixth location).
+// energyRow is the part of a fleet row the paging tests compare: its group, date, energy
+// and cost.
+type energyRow struct {
+	LocationID string `json:"location_id"`
+	Date       string
+	Energy     struct {
+		ValueExact float64 `json:"value_exact"`
+	}
+	Tariff struct{ Value float64 }
+}
+
 func TestFleetPagesAfterTheFirstReadOnlyTheirOwnLocations(t *testing.T) {
 	count := &pricingCount{}
 	api := apitest.Start(t, apitest.Options{Observe: count.observe})
@@ -137,16 +148,8 @@ func TestFleetPagesAfterTheFirstReadOnlyTheirOwnLocations(t *testing.T) {
 		}
 	}
 	f.must(f.do("PUT", "/meters/interval", recs))
-	type row struct {
-		LocationID string `json:"location_id"`
-		Date       string
-		Energy     struct {
-			ValueExact float64 `json:"value_exact"`
-		}
-		Tariff struct{ Value float64 }
-	}
 	body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-04T00:00:00Z", "aggregation": "DAY"}
-	ask := func() fleetPage[row] { t.Helper(); return askPage[row](f, body) }
+	ask := func() fleetPage[energyRow] { t.Helper(); return askPage[energyRow](f, body) }
 	whole := ask() // prices every bucket
 	if len(whole.Data) != 27 || whole.HasMore || whole.Skipped.Count != 1 || whole.Skipped.Data[0].ID != ids[4] ||
 		whole.Skipped.Data[0].Code != "no_tariff_connected" {
@@ -159,7 +162,7 @@ func TestFleetPagesAfterTheFirstReadOnlyTheirOwnLocations(t *testing.T) {
 	}
 
 	body["limit"] = 7
-	var rows []row
+	var rows []energyRow
 	var skippedLater []string
 	recorded := 0
 	for n := 0; ; n++ {
@@ -227,16 +230,8 @@ func TestFleetPagesReadOneChunkAmongLocationsWithoutReadings(t *testing.T) {
 			f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 3*24, 1000)
 		}
 	}
-	type row struct {
-		LocationID string `json:"location_id"`
-		Date       string
-		Energy     struct {
-			ValueExact float64 `json:"value_exact"`
-		}
-		Tariff struct{ Value float64 }
-	}
 	body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-04T00:00:00Z", "aggregation": "DAY"}
-	whole := askPage[row](f, body) // prices every bucket
+	whole := askPage[energyRow](f, body) // prices every bucket
 	if len(whole.Data) != 12 || whole.HasMore {
 		t.Fatalf("one page: %d rows, has_more %t; want 12 rows", len(whole.Data), whole.HasMore)
 	}
@@ -247,14 +242,14 @@ func TestFleetPagesReadOneChunkAmongLocationsWithoutReadings(t *testing.T) {
 	}
 	// paged asks body limit rows at a time and checks each page's reads; pages is how
 	// many it must take.
-	paged := func(what string, body map[string]any, limit, pages int) []row {
+	paged := func(what string, body map[string]any, limit, pages int) []energyRow {
 		t.Helper()
 		body["limit"] = limit
-		var rows []row
+		var rows []energyRow
 		for n := 0; ; n++ {
 			count.take()
 			served := api.App.Pricer.BucketCounts().Served
-			p := askPage[row](f, body)
+			p := askPage[energyRow](f, body)
 			st := count.take()
 			if st["query.bucket_stored"] != 1 || st["query.bucket_counts"] != 1 || st["query.fleet"]+st["query.fleet_arrays"] != 0 {
 				t.Errorf("%s: page %d read stored buckets %d times, change counts %d times and priced %d times; want 1, 1 and 0",
