@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/catalog"
 )
@@ -143,20 +145,29 @@ func sameRun(a, b dayRun) bool {
 }
 
 // statesOf returns the states of batch i, in (location, device, day) order, from the
-// chunks that hold its locations (consecutive ids: their states follow each other).
+// chunks that hold its locations (consecutive ids: their states follow each other). The
+// chunks are taken side by side, fleetParallel at a time: taken one after another, the
+// zone's batches would all wait on the first chunk's read, then all on the second's.
 func (zs *zoneShares) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
 	i int) ([]bucketState, error) {
 	parts := make([][]bucketState, len(zs.partsOf[i]))
-	n := 0
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fleetParallel)
 	for k, z := range zs.partsOf[i] {
-		var err error
-		if parts[k], err = z.take(ctx, c, scope, daily, i); err != nil {
-			return nil, err
-		}
-		n += len(parts[k])
+		g.Go(func() (err error) {
+			parts[k], err = z.take(gctx, c, scope, daily, i)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	if len(parts) == 1 {
 		return parts[0], nil
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
 	}
 	out := make([]bucketState, 0, n)
 	for _, p := range parts {
