@@ -1,17 +1,13 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/kwhouse/kwhouse/catalog"
 	"github.com/kwhouse/kwhouse/query"
 )
 
@@ -79,103 +75,4 @@ func (s *Server) costFleet(c *gin.Context) {
 		return
 	}
 	c.Data(http.StatusOK, "text/csv; charset=utf-8", b)
-}
-
-// fleetCSV is the CSV form of a fleet answer; withCharges adds the charges_* columns.
-func fleetCSV(out query.FleetCost, withCharges bool) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(out.Data) * 160)
-	w := csv.NewWriter(&buf)
-	header := []string{out.GroupBy + "_id", "date", "start_time", "end_time", "currency_code", "energy_value",
-		"energy_value_exact", "tariff_value", "tariff_confidence"}
-	if withCharges {
-		header = append(header, "charges_energy", "charges_standing", "charges_demand", "charges_tax", "charges_total")
-	}
-	if err := w.Write(header); err != nil {
-		return nil, err
-	}
-	c := csvCells{times: map[catalog.Timestamp]string{}}
-	for _, r := range out.Data {
-		row, err := c.row(r)
-		if err == nil && withCharges {
-			row, err = c.charges(row, r)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := w.Write(row); err != nil {
-			return nil, err
-		}
-	}
-	w.Flush()
-	return buf.Bytes(), w.Error()
-}
-
-// charges appends a row's charges to its CSV fields, each number as its JSON is, the five
-// appended to one buffer and cut from one string as row's numbers are.
-func (c *csvCells) charges(fields []string, r query.FleetRow) ([]string, error) {
-	ch := r.Charges
-	if ch == nil {
-		ch = &query.Charges{}
-	}
-	c.num = c.num[:0]
-	var ends [5]int
-	for i, a := range [5]query.Amount{ch.Energy, ch.Standing, ch.Demand, ch.Tax, ch.Total} {
-		var err error
-		if c.num, err = a.AppendText(c.num); err != nil {
-			return nil, fmt.Errorf("charges of %s: %w", fields[0], err)
-		}
-		ends[i] = len(c.num)
-	}
-	nums := string(c.num)
-	from := 0
-	for _, end := range ends {
-		fields = append(fields, nums[from:end])
-		from = end
-	}
-	c.fields = fields // the next row reuses the room for its charges too
-	return fields, nil
-}
-
-// csvCells writes rows' CSV fields: the rows of an answer share their buckets' bounds,
-// so each is formatted once, and numbers are appended to one buffer.
-type csvCells struct {
-	times  map[catalog.Timestamp]string
-	fields []string
-	num    []byte
-}
-
-func (c *csvCells) time(t *catalog.Timestamp) string {
-	s, ok := c.times[*t]
-	if !ok {
-		s = t.Time().Format(time.RFC3339)
-		c.times[*t] = s
-	}
-	return s
-}
-
-// row is one fleet row as CSV fields (empty where the row has no such field), each
-// number as its JSON is; the fields are reused by the next row.
-func (c *csvCells) row(r query.FleetRow) ([]string, error) {
-	id := r.LocationID + r.DeviceID + r.CustomerID // exactly one is set
-	var start, end string
-	if r.StartTime != nil {
-		start, end = c.time(r.StartTime), c.time(r.EndTime)
-	}
-	if err := r.Energy.Check(); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", id, start+r.Date, err)
-	}
-	c.num = strconv.AppendInt(c.num[:0], r.Energy.Value, 10)
-	ends := [4]int{len(c.num)}
-	for i, a := range []query.Amount{r.Energy.ValueExact, r.Tariff.Value, r.Tariff.Confidence} {
-		var err error
-		if c.num, err = a.AppendText(c.num); err != nil {
-			return nil, fmt.Errorf("%s %s: %w", id, start+r.Date, err)
-		}
-		ends[i+1] = len(c.num)
-	}
-	nums := string(c.num) // one string for the row's four numbers
-	c.fields = append(c.fields[:0], id, r.Date, start, end, r.CurrencyCode,
-		nums[:ends[0]], nums[ends[0]:ends[1]], nums[ends[1]:ends[2]], nums[ends[2]:ends[3]])
-	return c.fields, nil
 }
