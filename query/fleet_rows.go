@@ -13,7 +13,7 @@ import (
 // cannot be priced (as POST /costs/interval would refuse them), in id order.
 func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem) {
-	objectOf := func(s fleetSum) string {
+	objectOf := func(s *fleetSum) string {
 		if req.GroupBy == GroupDevice {
 			return s.Dev
 		}
@@ -26,9 +26,9 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 	// Sums come in runs of one object (by location, device, bucket): a run's records are
 	// counted, and its location checked, once.
 	for i := 0; i < len(sums); {
-		obj, loc := objectOf(sums[i]), sums[i].Loc
+		obj, loc := objectOf(&sums[i]), sums[i].Loc
 		var n [2]uint64
-		for ; i < len(sums) && sums[i].Loc == loc && objectOf(sums[i]) == obj; i++ {
+		for ; i < len(sums) && sums[i].Loc == loc && objectOf(&sums[i]) == obj; i++ {
 			n[0], n[1] = n[0]+sums[i].NImport, n[1]+sums[i].NExport
 		}
 		had := counts[pair{obj, loc}]
@@ -43,37 +43,45 @@ func fleetRows(req FleetRequest, sums []fleetSum, locs map[string]catalog.Locati
 			refused[k.object] = "no_tariff_connected"
 		}
 	}
-	rows := make([]FleetRow, 0, len(sums))
+	// Each row is written in place, by a run of one location: a row built by value, its
+	// request, sum and location copied into and out of a call, moved about 25 MB for a
+	// month by DAY of 1,000 locations (8 ms of CPU of the answer's 13 in fleetRows).
+	rows := make([]FleetRow, len(sums))
+	n := 0
 	when := &bucketDates{req: req}
-	var loc catalog.Location // the location of the run of sums being turned into rows
-	for _, s := range sums {
-		obj := objectOf(s)
-		if refused[obj] != "" {
-			continue
+	for i := 0; i < len(sums); {
+		id := sums[i].Loc
+		l := locs[id]
+		for ; i < len(sums) && sums[i].Loc == id; i++ {
+			s := &sums[i]
+			obj := objectOf(s)
+			if len(refused) > 0 && refused[obj] != "" {
+				continue
+			}
+			fillFleetRow(&rows[n], req.GroupBy, s, obj, l.CurrencyCode, when.of(s.Key, l.Timezone))
+			n++
 		}
-		if loc.ID != s.Loc {
-			loc = locs[s.Loc]
-		}
-		rows = append(rows, fleetRow(req, s, obj, loc, when.of(s.Key, loc.Timezone)))
 	}
+	rows = rows[:n]
 	if req.GroupBy == GroupCustomer {
 		rows, refused = byCustomer(rows, locs, refused)
 	}
 	return rows, skippedList(refused)
 }
 
-// fleetRow is one sum as an answer row of group object obj, in bucket w.
-func fleetRow(req FleetRequest, s fleetSum, obj string, loc catalog.Location, w *bucketWhen) FleetRow {
-	r := FleetRow{Object: "fleet_cost_row", CurrencyCode: loc.CurrencyCode, Energy: energyOf(s.Energy),
-		Tariff: TariffValue{Value: Amount(s.Money), Confidence: Amount(s.Confidence)}, wh: s.Energy, money: s.Money}
-	if req.GroupBy == GroupDevice {
+// fillFleetRow makes r the row of sum s of group object obj (of a group_by), in currency
+// and bucket w.
+func fillFleetRow(r *FleetRow, groupBy string, s *fleetSum, obj, currency string, w *bucketWhen) {
+	r.Object, r.CurrencyCode, r.Energy = "fleet_cost_row", currency, energyOf(s.Energy)
+	r.Tariff = TariffValue{Value: Amount(s.Money), Confidence: Amount(s.Confidence)}
+	r.wh, r.money = s.Energy, s.Money
+	if groupBy == GroupDevice {
 		r.DeviceID = obj
 	} else {
 		r.LocationID = obj
 	}
 	r.Date, r.StartTime, r.EndTime = w.date, &w.start, &w.end
-	r.key = fleetKey{group: obj, date: r.Date, currency: r.CurrencyCode}
-	return r
+	r.key = fleetKey{group: obj, date: r.Date, currency: currency}
 }
 
 // bucketWhen is a bucket's date and bounds as an answer row shows them.
