@@ -64,3 +64,48 @@ func BenchmarkFleetRows(b *testing.B) {
 		fleetRows(req, sums, locs, plans)
 	}
 }
+
+// TestMergeSumsKeepsLocationOrder: two batches' sums, each in (location, device, bucket)
+// order and interleaved by location as a tiered batch of every third location is, merge
+// into that order; sums not in order are joined one batch after the other.
+func TestMergeSumsKeepsLocationOrder(t *testing.T) {
+	var a, b, want []fleetSum
+	for i := range 10 {
+		for d := range 3 {
+			s := fleetSum{Loc: fmt.Sprintf("loc_%02d", i), Key: uint32(d)}
+			if i%3 == 1 {
+				b = append(b, s)
+			} else {
+				a = append(a, s)
+			}
+			want = append(want, s)
+		}
+	}
+	if got := mergeSums([][]fleetSum{a, nil, b}); !reflect.DeepEqual(got, want) {
+		t.Errorf("merged %v, want %v", got, want)
+	}
+	a[0], a[1] = a[1], a[0]
+	if got := mergeSums([][]fleetSum{a, b}); !reflect.DeepEqual(got, append(append([]fleetSum{}, a...), b...)) {
+		t.Errorf("unsorted batches joined as %v", got)
+	}
+}
+
+// BenchmarkMergeSums merges a month by DAY of 900 untiered and 100 tiered locations (every
+// tenth), as two batches of served buckets.
+func BenchmarkMergeSums(b *testing.B) {
+	var untiered, tiered []fleetSum
+	for i := range 1000 {
+		for d := range 31 {
+			s := fleetSum{Loc: fmt.Sprintf("loc_%024d", i), Key: uint32(d)}
+			if i%10 == 0 {
+				tiered = append(tiered, s)
+			} else {
+				untiered = append(untiered, s)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		mergeSums([][]fleetSum{untiered, tiered})
+	}
+}

@@ -108,7 +108,9 @@ func sumBefore(a, b *fleetSum) int {
 
 // mergeSums joins the batches' sums: merged in (location, device, bucket) order when each
 // batch's are in that order (served buckets are), so rows in id order need no sort;
-// else one after another.
+// else one after another. A merge copies runs: each batch's sums that come before every
+// other batch's next one go in one copy (a tiered batch of every tenth location leaves
+// runs of nine locations' days).
 func mergeSums(results [][]fleetSum) []fleetSum {
 	n, sorted := 0, true
 	for _, r := range results {
@@ -124,14 +126,23 @@ func mergeSums(results [][]fleetSum) []fleetSum {
 	}
 	at := make([]int, len(results))
 	for len(out) < n {
-		best := -1
+		best, next := -1, -1 // the batch whose sum comes first, and the one whose comes second
 		for i, r := range results {
-			if at[i] < len(r) && (best < 0 || sumBefore(&r[at[i]], &results[best][at[best]]) < 0) {
-				best = i
+			if at[i] == len(r) {
+				continue
+			}
+			switch {
+			case best < 0 || sumBefore(&r[at[i]], &results[best][at[best]]) < 0:
+				best, next = i, best
+			case next < 0 || sumBefore(&r[at[i]], &results[next][at[next]]) < 0:
+				next = i
 			}
 		}
-		out = append(out, results[best][at[best]])
-		at[best]++
+		r, from, to := results[best], at[best], at[best]+1
+		for to < len(r) && (next < 0 || sumBefore(&r[to], &results[next][at[next]]) < 0) {
+			to++
+		}
+		out, at[best] = append(out, r[from:to]...), to
 	}
 	return out
 }
