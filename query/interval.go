@@ -51,11 +51,36 @@ func (a Amount) AppendText(b []byte) ([]byte, error) {
 	if math.IsNaN(float64(a)) || math.IsInf(float64(a), 0) {
 		return nil, fmt.Errorf("amount %v is not a finite number", float64(a))
 	}
-	v := a.Rounded()
-	if v == 0 {
-		v = 0 // no "-0"
+	micros := a.micros()
+	if math.Abs(micros) < 1e15 {
+		// Below 10⁹ two amounts a millionth apart are two floats, so the digits of the whole
+		// millionths are the float's shortest form, as strconv writes it: written from the
+		// integer, a 31,000-row CSV's numbers took half the time.
+		return appendMicros(b, int64(micros)), nil
 	}
-	return strconv.AppendFloat(b, v, 'f', -1, 64), nil
+	return strconv.AppendFloat(b, micros/1e6, 'f', -1, 64), nil
+}
+
+// appendMicros appends n millionths as a decimal: no trailing zeros, no point for a
+// whole number, no "-0".
+func appendMicros(b []byte, n int64) []byte {
+	if n < 0 {
+		b, n = append(b, '-'), -n
+	}
+	b = strconv.AppendInt(b, n/1e6, 10)
+	f := n % 1e6
+	if f == 0 {
+		return b
+	}
+	d := [7]byte{'.'}
+	for i := 6; i > 0; i-- {
+		d[i], f = byte('0'+f%10), f/10
+	}
+	end := 7
+	for d[end-1] == '0' {
+		end--
+	}
+	return append(b, d[:end]...)
 }
 
 // Rounded is the amount as the API shows it: 6 decimals, a tie rounded away from zero.
@@ -64,8 +89,11 @@ func (a Amount) Rounded() float64 {
 	// float sum of it lands a few ulps either side depending on the order of its terms
 	// (a cluster's shards add in another order than one server). Snapping to nano-units
 	// first makes such a tie round up in every order.
-	return math.Round(math.Round(float64(a)*1e9)/1e3) / 1e6
+	return a.micros() / 1e6
 }
+
+// micros is the amount in whole millionths, a tie rounded away from zero (Rounded).
+func (a Amount) micros() float64 { return math.Round(math.Round(float64(a)*1e9) / 1e3) }
 
 // EnergyValue is {"value": whole Wh, "value_exact": Wh}: FlatPeak declares value an
 // integer; value_exact keeps the unrounded energy that money is computed from (docs/api.md).
