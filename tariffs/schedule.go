@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/catalog"
 )
 
 // Schedule is a tariff's time-of-use grammar, in local time of the tariff's zone.
@@ -35,6 +36,10 @@ type DayName string
 
 // UnmarshalJSON accepts strings and integers.
 func (d *DayName) UnmarshalJSON(b []byte) error {
+	if s, ok := catalog.PlainJSONString(b); ok {
+		*d = DayName(s)
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
 		*d = DayName(s)
