@@ -55,7 +55,7 @@ func (a Amount) AppendText(b []byte) ([]byte, error) {
 	if math.Abs(micros) < 1e15 {
 		// Below 10⁹ two amounts a millionth apart are two floats, so the digits of the whole
 		// millionths are the float's shortest form, as strconv writes it: written from the
-		// integer, a 31,000-row CSV's numbers took half the time.
+		// integer, a 31,000-row CSV takes about a quarter less CPU (BenchmarkFleetCSV).
 		return appendMicros(b, int64(micros)), nil
 	}
 	return strconv.AppendFloat(b, micros/1e6, 'f', -1, 64), nil
