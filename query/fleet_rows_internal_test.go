@@ -84,6 +84,9 @@ func TestMergeSumsKeepsLocationOrder(t *testing.T) {
 	if got := mergeSums([][]fleetSum{a, nil, b}); !reflect.DeepEqual(got, want) {
 		t.Errorf("merged %v, want %v", got, want)
 	}
+	if got := mergeSums([][]fleetSum{nil, b, nil}); !reflect.DeepEqual(got, b) {
+		t.Errorf("one batch's sums merged as %v", got)
+	}
 	a[0], a[1] = a[1], a[0]
 	if got := mergeSums([][]fleetSum{a, b}); !reflect.DeepEqual(got, append(append([]fleetSum{}, a...), b...)) {
 		t.Errorf("unsorted batches joined as %v", got)

@@ -112,10 +112,20 @@ func sumBefore(a, b *fleetSum) int {
 // other batch's next one go in one copy (a tiered batch of every tenth location leaves
 // runs of nine locations' days).
 func mergeSums(results [][]fleetSum) []fleetSum {
-	n, sorted := 0, true
+	n, sorted, nonEmpty := 0, true, 0
 	for _, r := range results {
 		n += len(r)
 		sorted = sorted && sumsSorted(r)
+		if len(r) > 0 {
+			nonEmpty++
+		}
+	}
+	if nonEmpty == 1 { // one batch with sums (one zone, nothing tiered): nothing to join
+		for _, r := range results {
+			if len(r) > 0 {
+				return r
+			}
+		}
 	}
 	out := make([]fleetSum, 0, n)
 	if !sorted {
