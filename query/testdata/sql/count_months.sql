@@ -58,20 +58,17 @@ FROM (
 -- kept); kind 2, price changes of every date (stored as day 1970-01-01, e.g. a tariff
 -- write), a0 = b0 = 1970-01-01. A summing table may still hold a grain in several rows;
 -- the batch's locations come as the external table _locs. Records are read from the UTC
--- date @u0 (@u0_chained for a tiered location, whose chains reach further).
+-- date @u0 (@u0_chained for a tiered location, whose chains reach further). Each part is
+-- one SELECT: 18.16 analyses a nested one again at every level, which cost more CPU than
+-- reading a page's counts.
 SELECT toUInt8(0) AS kind, location_id, device_id, n, day AS utc_day,
-    l0 AS a0, if(chained, addDays(addMonths(toStartOfMonth(addDays(l0, 3)), 1), -1), l0) AS b0,
-    l1 AS a1, if(chained, addDays(addMonths(toStartOfMonth(addDays(l1, 3)), 1), -1), l1) AS b1
-FROM (
-    SELECT location_id, device_id, n, day, location_id IN (SELECT location_id FROM _chained) AS chained,
-        toDate(toDateTime(toUInt32(day) * 86400), @tz) AS l0,
-        toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz) AS l1
-    FROM reading_changes
-    WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
-        AND (device_id != '') = @devices AND (direction = @dir OR location_id IN (SELECT location_id FROM _chained))
-        AND day >= toDate(@u0_chained) AND day <= toDate(@u1)
-        AND (day >= toDate(@u0) OR location_id IN (SELECT location_id FROM _chained))
-)
+    toDate(toDateTime(toUInt32(day) * 86400), @tz) AS a0,
+    if((location_id IN (SELECT location_id FROM _chained)) AS chained, addDays(addMonths(toStartOfMonth(addDays(a0, 3)), 1), -1), a0) AS b0,
+    toDate(toDateTime(toUInt32(day) * 86400 + 86399), @tz) AS a1, if(chained, addDays(addMonths(toStartOfMonth(addDays(a1, 3)), 1), -1), a1) AS b1
+FROM reading_changes
+WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs)
+    AND (device_id != '') = @devices AND (direction = @dir OR chained)
+    AND day >= toDate(@u0_chained) AND day <= toDate(@u1) AND (day >= toDate(@u0) OR chained)
 UNION ALL
 SELECT toUInt8(if(day = toDate('1970-01-01'), 2, 1)) AS kind, location_id, '' AS device_id, n, day AS utc_day,
     if(kind = 2, day, toDate(toDateTime(toUInt32(day) * 86400 - 86400), @tz)) AS a0,
