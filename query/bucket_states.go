@@ -206,29 +206,17 @@ func (c *Pricer) changeCounts(ctx context.Context, args []any, about int) ([]cou
 	defer rows.Close()
 	out := make([]countRow, 0, about)
 	var r countRow // scanned into for every row (storedBuckets)
-	var utcDay time.Time
-	dest := []any{&r.kind, &r.loc, &r.dev, &r.n, &utcDay, (*dayScan)(&r.a), (*dayScan)(&r.b), (*dayScan)(&r.a1), (*dayScan)(&r.b1)}
+	// count_dates returns dates: converted here, as a SELECT around it cost more than the read.
+	var utcDay, a, b, a1, b1 time.Time
+	dest := []any{&r.kind, &r.loc, &r.dev, &r.n, &utcDay, &a, &b, &a1, &b1}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan change count: %w", err)
 		}
+		r.a, r.b, r.a1, r.b1 = dayNumber(a), dayNumber(b), dayNumber(a1), dayNumber(b1)
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-// dayScan scans a Date column as its day number (count_dates returns dates: converting
-// them in a SELECT around it cost more than the read).
-type dayScan uint32
-
-// Scan implements sql.Scanner for a Date (time.Time at UTC midnight).
-func (d *dayScan) Scan(v any) error {
-	t, ok := v.(time.Time)
-	if !ok {
-		return fmt.Errorf("a day number from %T", v)
-	}
-	*d = dayScan(dayNumber(t))
-	return nil
 }
 
 // objKey names a location, or a device at a location.
