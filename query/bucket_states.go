@@ -206,14 +206,12 @@ func (c *Pricer) changeCounts(ctx context.Context, args []any, about int) ([]cou
 	defer rows.Close()
 	out := make([]countRow, 0, about)
 	var r countRow // scanned into for every row (storedBuckets)
-	// count_dates returns dates: converted here, as a SELECT around it cost more than the read.
-	var utcDay, a, b, a1, b1 time.Time
-	dest := []any{&r.kind, &r.loc, &r.dev, &r.n, &utcDay, &a, &b, &a1, &b1}
+	var utcDay uint32
+	dest := []any{&r.kind, &r.loc, &r.dev, &r.n, &utcDay, &r.a, &r.b, &r.a1, &r.b1}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan change count: %w", err)
 		}
-		r.a, r.b, r.a1, r.b1 = dayNumber(a), dayNumber(b), dayNumber(a1), dayNumber(b1)
 		out = append(out, r)
 	}
 	return out, rows.Err()
