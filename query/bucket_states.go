@@ -206,7 +206,8 @@ func (c *Pricer) changeCounts(ctx context.Context, args []any, about int) ([]cou
 	defer rows.Close()
 	out := make([]countRow, 0, about)
 	var r countRow // scanned into for every row (storedBuckets)
-	dest := []any{&r.kind, &r.loc, &r.dev, &r.a, &r.b, &r.a1, &r.b1, &r.n}
+	var utcDay uint32
+	dest := []any{&r.kind, &r.loc, &r.dev, &r.n, &utcDay, &r.a, &r.b, &r.a1, &r.b1}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan change count: %w", err)

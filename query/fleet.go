@@ -3,6 +3,7 @@ package query
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -187,12 +188,8 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 	if len(locs) == 0 {
 		return out, nil
 	}
-	ids := make([]string, 0, len(locs))
-	for id := range locs {
-		ids = append(ids, id)
-	}
-	plans := all.Plans(ids, req.Start.Unix(), req.End.Unix())
-	rows, skipped, err := c.fleetAnswer(ctx, scope, req, locs, plans)
+	plan := func(ids []string) map[string]tariffs.Plan { return all.Plans(ids, req.Start.Unix(), req.End.Unix()) }
+	rows, skipped, err := c.fleetAnswer(ctx, scope, req, locs, plan)
 	if err != nil {
 		return FleetCost{}, err
 	}
@@ -203,13 +200,14 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 }
 
 // fleetAnswer returns the sorted rows the request's page is cut from, and every object
-// skipped: a page by id from the locations it needs (fleetPage), else every row.
+// skipped: a page by id from the locations it needs (fleetPage), else every row. plan
+// resolves the plans of some locations.
 func (c *Pricer) fleetAnswer(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
-	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	plan func(ids []string) map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
 	if pagedByID(req) {
-		return c.fleetPage(ctx, scope, req, locs, plans)
+		return c.fleetPage(ctx, scope, req, locs, plan)
 	}
-	rows, skipped, err := c.pricedRows(ctx, scope, req, locs, plans)
+	rows, skipped, err := c.pricedRows(ctx, scope, req, locs, plan(slices.Collect(maps.Keys(locs))))
 	if err != nil {
 		return nil, nil, err
 	}

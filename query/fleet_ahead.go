@@ -133,7 +133,7 @@ type pageBounds struct {
 	req   FleetRequest
 	cur   FleetRow
 	locs  map[string]catalog.Location
-	plans map[string]tariffs.Plan
+	plan  func(id string) tariffs.Plan
 	zones map[string]zoneBound // by zone name
 }
 
@@ -144,9 +144,10 @@ type zoneBound struct {
 	perDate int
 }
 
-// newPageBounds returns the bounds of a page of req after cursor cur.
-func newPageBounds(req FleetRequest, cur FleetRow, locs map[string]catalog.Location, plans map[string]tariffs.Plan) *pageBounds {
-	return &pageBounds{req: req, cur: cur, locs: locs, plans: plans, zones: map[string]zoneBound{}}
+// newPageBounds returns the bounds of a page of req after cursor cur, plan giving each
+// location's plan.
+func newPageBounds(req FleetRequest, cur FleetRow, locs map[string]catalog.Location, plan func(id string) tariffs.Plan) *pageBounds {
+	return &pageBounds{req: req, cur: cur, locs: locs, plan: plan, zones: map[string]zoneBound{}}
 }
 
 // rowsAtMost is the most rows location id can give the page: none when it lacks a tariff
@@ -155,7 +156,7 @@ func newPageBounds(req FleetRequest, cur FleetRow, locs map[string]catalog.Locat
 // last touches — after the cursor's on the cursor's location — and by DAY at most
 // perDate a date with records.
 func (p *pageBounds) rowsAtMost(id string, at aheadLoc) int {
-	if pl := p.plans[id]; p.req.Direction == "IMPORT" && !pl.HasImport || p.req.Direction == "EXPORT" && !pl.HasExport {
+	if pl := p.plan(id); p.req.Direction == "IMPORT" && !pl.HasImport || p.req.Direction == "EXPORT" && !pl.HasExport {
 		return 0
 	}
 	if p.req.Aggregation != AggregationDay && p.req.Aggregation != AggregationMonth {

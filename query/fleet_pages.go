@@ -36,25 +36,75 @@ func pagedByID(req FleetRequest) bool {
 // (starting_after given) only the skipped ones among the locations it covers, from its
 // cursor's location to its last row's (to the end on the last page), as its own pricing
 // finds them: no check of the whole fleet per page, and the pages after the first list
-// each skipped location once between them.
+// each skipped location once between them. A later page resolves the plans (plan) of
+// the locations it looks at only (pagePlans); the first resolves every one, as the check
+// of the whole fleet needs them.
 func (c *Pricer) fleetPage(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
-	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	plan func(ids []string) map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	ids := sortedIDs(locs)
 	if req.StartingAfter != "" {
-		rows, skipped, err := c.pageRows(ctx, scope, req, locs, plans)
+		rows, skipped, err := c.pageRows(ctx, scope, req, locs, ids, newPagePlans(ids, nil, plan))
 		if err != nil {
 			return nil, nil, err
 		}
 		return rows, coveredSkipped(rows, skipped, req.Limit), nil
 	}
+	plans := plan(ids)
 	var skipped []SkippedItem
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { skipped, err = c.fleetSkipped(gctx, scope, req, locs, plans); return err })
 	var rows []FleetRow
-	g.Go(func() (err error) { rows, _, err = c.pageRows(gctx, scope, req, locs, plans); return err })
+	g.Go(func() (err error) {
+		rows, _, err = c.pageRows(gctx, scope, req, locs, ids, newPagePlans(ids, plans, plan))
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
 	return rows, skipped, nil
+}
+
+// pagePlans resolves the plans of a page's locations as it comes to them, a block of
+// consecutive ids at a time: a later page looks at about a page of locations, and
+// resolving all of the account's on every page was half of a page's Go work.
+type pagePlans struct {
+	ids  []string // every location of the answer, in id order
+	have map[string]tariffs.Plan
+	plan func(ids []string) map[string]tariffs.Plan
+}
+
+// planBlock is how many locations pagePlans resolves at once (a page by DAY of a month
+// looks at about 34).
+const planBlock = 64
+
+// newPagePlans returns the plans of ids, those of have already resolved (have is not
+// written to when it holds every one of ids).
+func newPagePlans(ids []string, have map[string]tariffs.Plan, plan func(ids []string) map[string]tariffs.Plan) *pagePlans {
+	if have == nil {
+		have = map[string]tariffs.Plan{}
+	}
+	return &pagePlans{ids: ids, have: have, plan: plan}
+}
+
+// of returns the plan of location id, resolving it with the block of ids from it on.
+func (p *pagePlans) of(id string) tariffs.Plan {
+	if pl, ok := p.have[id]; ok {
+		return pl
+	}
+	i := sort.SearchStrings(p.ids, id)
+	for k, pl := range p.plan(p.ids[i:min(i+planBlock, len(p.ids))]) {
+		p.have[k] = pl
+	}
+	return p.have[id]
+}
+
+// chunk returns the plans of the locations of chunk.
+func (p *pagePlans) chunk(chunk []string) map[string]tariffs.Plan {
+	out := make(map[string]tariffs.Plan, len(chunk))
+	for _, id := range chunk {
+		out[id] = p.of(id)
+	}
+	return out
 }
 
 // coveredSkipped keeps the skipped locations a page of limit rows cut from rows covers:
@@ -68,20 +118,19 @@ func coveredSkipped(rows []FleetRow, skipped []SkippedItem, limit int) []Skipped
 	return skipped[:n]
 }
 
-// pageRows returns the sorted rows of the locations from req's cursor on, at least a page
-// of them when there are that many, and the locations skipped among those it priced, in
-// id order.
+// pageRows returns the sorted rows of the locations from req's cursor on (ids: every
+// location of the answer, in id order), at least a page of them when there are that many,
+// and the locations skipped among those it priced, in id order.
 func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
-	plans map[string]tariffs.Plan) ([]FleetRow, []SkippedItem, error) {
+	ids []string, plans *pagePlans) ([]FleetRow, []SkippedItem, error) {
 	ahead, err := aheadOf(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	ids := sortedIDs(locs)
 	cur, _ := parseCursor(req.StartingAfter) // checked in Validate
 	i := sort.SearchStrings(ids, cur.key.group)
 	per := rowsPerLocation(req, locs)
-	bounds := newPageBounds(req, cur, locs, plans)
+	bounds := newPageBounds(req, cur, locs, plans.of)
 	grow := 1 // how many times more locations than the rows left need, if chunks come up short
 	// The cursor's location comes first, its rows up to the cursor already served.
 	behind := 0
@@ -106,7 +155,7 @@ func (c *Pricer) pageRows(ctx context.Context, scope kwhouse.Scope, req FleetReq
 		for _, id := range chunk {
 			sub[id] = locs[id]
 		}
-		r, s, err := c.pricedRows(ctx, scope, req, sub, plans)
+		r, s, err := c.pricedRows(ctx, scope, req, sub, plans.chunk(chunk))
 		if err != nil {
 			return nil, nil, err
 		}

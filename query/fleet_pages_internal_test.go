@@ -59,7 +59,7 @@ func TestPageBoundsAreNeverBelowTheRows(t *testing.T) {
 	locs := map[string]catalog.Location{"a": london, "b": london, "c": london}
 	plans := map[string]tariffs.Plan{"a": {HasImport: true}, "c": {HasImport: true}, "b": {HasExport: true}}
 	bounds := func(req FleetRequest, cur FleetRow) *pageBounds {
-		return newPageBounds(req, cur, locs, plans)
+		return newPageBounds(req, cur, locs, func(id string) tariffs.Plan { return plans[id] })
 	}
 	after := func(loc, date string) FleetRow { return FleetRow{key: fleetKey{group: loc, date: date}} }
 	whole := aheadLoc{first: day(2024, 3, 1), last: day(2024, 3, 31), days: 31}
