@@ -79,7 +79,6 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	var days, sums []fleetSum
 	var ts map[string][]charges.Tariff
 	var need map[string][]charges.TariffMonth
-	var peaks locationPeaks
 	g, gctx := errgroup.WithContext(ctx)
 	sumsCtx, peaksCtx := gctx, gctx
 	if c.buckets != nil && req.Aggregation != AggregationDay && len(asked) > 0 {
@@ -108,8 +107,7 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		for id, lts := range ts {
 			need[id] = charges.DemandMonths(lts, req.Start, req.End, req.Aggregation == AggregationMonth)
 		}
-		peaks, err = c.demandPeaks(peaksCtx, scope, req.Direction, need)
-		return err
+		return c.demandPeaks(peaksCtx, scope, req.Direction, need)
 	})
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
@@ -132,7 +130,7 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 			for i := w; i < len(ids) && err == nil; i += workers {
 				id := ids[i]
 				_, inBuckets := asked[id]
-				owed := owedCharges{tariffs: ts[id], months: need[id], peaks: peaks[id]}
+				owed := owedCharges{tariffs: ts[id], months: need[id]}
 				each[i], err = billLocation(req, locs[id], plans[id], owed, byLoc[id], inBuckets, split[id])
 			}
 			return err
@@ -192,13 +190,12 @@ type locationBill struct {
 	totals []charges.Totals
 }
 
-// owedCharges are what a location's bill charges beyond energy: its charging tariffs, the
-// months whose demand they bill (charges.DemandMonths of the request) and those months'
+// owedCharges are what a location's bill charges beyond energy: its charging tariffs and
+// the months whose demand they bill (charges.DemandMonths of the request), with their
 // peaks.
 type owedCharges struct {
 	tariffs []charges.Tariff
 	months  []charges.TariffMonth
-	peaks   map[charges.PeakKey][]float64
 }
 
 // billLocation sums a location's days into the request's buckets (inBuckets: its sums are
@@ -216,7 +213,7 @@ func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, owe
 		sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
 	}
 	creq := charges.Request{Tariffs: owed.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Peaks: owed.peaks, Months: owed.months, Buckets: make([]charges.Bucket, 0, len(rolled)), Energy: make([]charges.Energy, 0, 2*len(days))}
+		Months: owed.months, Buckets: make([]charges.Bucket, 0, len(rolled)), Energy: make([]charges.Energy, 0, 2*len(days))}
 	group := loc.ID
 	if req.GroupBy == GroupCustomer {
 		group = loc.CustomerID

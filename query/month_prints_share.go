@@ -110,13 +110,36 @@ func (s *printsShare) wait(ctx context.Context) error {
 }
 
 // lookup is the published fingerprint of k's month reach (the asked direction's records),
-// and whether it was read.
+// and whether it was read (never, on a nil share).
 func (s *printsShare) lookup(k monthKey) (uint64, bool) {
+	if s == nil {
+		return 0, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	r, ok := s.readOf(k)
+	if !ok {
+		return 0, false
+	}
+	return s.reads[r].asked(k), true
+}
+
+// covers says whether k's month reach was published.
+func (s *printsShare) covers(k monthKey) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.readOf(k)
+	return ok
+}
+
+// readOf is the read that holds k's month reach, if one does.
+func (s *printsShare) readOf(k monthKey) (int, bool) {
 	r, ok := s.covered[k.obj.loc]
 	if !ok || k.obj.dev != "" || k.month < r.m0 || k.month > r.m1 {
 		return 0, false
 	}
-	return s.reads[r.read].asked(k), true
+	return r.read, true
 }
