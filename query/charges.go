@@ -22,8 +22,8 @@ type Charges struct {
 	Total    Amount `json:"total"`
 }
 
-func chargesOf(t charges.Totals) *Charges {
-	return &Charges{Energy: Amount(t.Energy), Standing: Amount(t.Standing), Demand: Amount(t.Demand),
+func chargesOf(t charges.Totals) Charges {
+	return Charges{Energy: Amount(t.Energy), Standing: Amount(t.Standing), Demand: Amount(t.Demand),
 		Tax: Amount(t.Tax), Total: Amount(t.Total)}
 }
 
@@ -94,9 +94,12 @@ func (p *pendingCharges) add(ctx context.Context, c *Pricer, a costArgs, zone *t
 		}
 	}
 	top, each := charges.Compute(creq)
-	out.Charges = chargesOf(top)
+	all := make([]Charges, len(each)+1)
+	all[0] = chargesOf(top)
+	out.Charges = &all[0]
 	for i := range each {
-		out.Data[i].Charges = chargesOf(each[i])
+		all[i+1] = chargesOf(each[i])
+		out.Data[i].Charges = &all[i+1]
 	}
 	return nil
 }
