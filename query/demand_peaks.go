@@ -85,10 +85,10 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 		return err
 	}
 	for loc, ms := range need {
-		ks := kept[loc]
+		ks, lp := kept[loc], prints.at(loc)
 		for i := range ms {
 			m := &ms[i]
-			if p := findKept(ks, m); p != nil && p.seen == prints.of(reachOf(loc, *m)) {
+			if p := findKept(ks, m); p != nil && p.seen == lp.of(reachOf(loc, *m)) {
 				m.Peaks = p.peaks
 				continue
 			}
@@ -146,14 +146,33 @@ type demandPrints struct {
 	read  reachPrints
 }
 
-// of is the fingerprint now of k's reach (reachOf): the asked direction's location-level
-// records.
-func (p demandPrints) of(k monthKey) uint64 {
-	if v, ok := p.share.lookup(k); ok {
-		return v
+// locationPrints are the fingerprints now of one location's demand months' reaches: the
+// months [m0, m1] of the read its buckets published (shared, when ok), the others read.
+type locationPrints struct {
+	shared reachPrints
+	m0, m1 uint32
+	ok     bool
+	read   reachPrints
+}
+
+// at is loc's fingerprints, taken from the share once.
+func (p demandPrints) at(loc string) locationPrints {
+	lp := locationPrints{read: p.read}
+	lp.shared, lp.m0, lp.m1, lp.ok = p.share.of(loc)
+	return lp
+}
+
+// of is the fingerprint now of k's reach (reachOf: the location's location-level records
+// of the asked direction).
+func (p locationPrints) of(k monthKey) uint64 {
+	if p.ok && k.month >= p.m0 && k.month <= p.m1 {
+		return p.shared.asked(k)
 	}
 	return p.read.readings[k]
 }
+
+// covers says whether k's reach is among the shared months.
+func (p locationPrints) covers(k monthKey) bool { return p.ok && k.month >= p.m0 && k.month <= p.m1 }
 
 // reachReadings are the fingerprints now of the location-level records of need's months'
 // reaches (reachOf): those the answer's buckets read and published (printsShare, when ctx
@@ -168,11 +187,13 @@ func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string]
 	}
 	var rest []string
 	var d0, d1 uint32
+	all := demandPrints{share: share}
 	for loc, ms := range need {
 		missing := false
+		lp := all.at(loc)
 		for _, m := range ms {
 			k := reachOf(loc, m)
-			if share.covers(k) {
+			if lp.covers(k) {
 				continue
 			}
 			missing = true
@@ -185,15 +206,14 @@ func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string]
 			rest = append(rest, loc)
 		}
 	}
-	out := demandPrints{share: share}
 	if len(rest) == 0 {
-		return out, nil
+		return all, nil
 	}
 	sort.Strings(rest)
 	read, err := c.monthPrints(withLocsChained(ctx, rest, nil), append(base[:len(base):len(base)], chstore.Named("devices", false)),
 		dateOf(d0).Format(time.DateOnly), dateOf(d1).Format(time.DateOnly), about)
-	out.read = read
-	return out, err
+	all.read = read
+	return all, err
 }
 
 // storedPeaks reads demand_stored by location (locs of them, about months in all). Its
@@ -297,8 +317,9 @@ func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	}
 	var rows []row
 	for loc, ms := range measured {
+		lp := prints.at(loc)
 		for _, m := range ms {
-			rows = append(rows, row{loc, m, prints.of(reachOf(loc, *m))})
+			rows = append(rows, row{loc, m, lp.of(reachOf(loc, *m))})
 		}
 	}
 	if len(rows) == 0 {

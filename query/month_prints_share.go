@@ -109,37 +109,17 @@ func (s *printsShare) wait(ctx context.Context) error {
 	}
 }
 
-// lookup is the published fingerprint of k's month reach (the asked direction's records),
-// and whether it was read (never, on a nil share).
-func (s *printsShare) lookup(k monthKey) (uint64, bool) {
+// of is the published read of loc's month reaches and the months it holds, [m0, m1]
+// (first days' day numbers), if one was published (never, on a nil share).
+func (s *printsShare) of(loc string) (p reachPrints, m0, m1 uint32, ok bool) {
 	if s == nil {
-		return 0, false
+		return p, 0, 0, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.readOf(k)
+	r, ok := s.covered[loc]
 	if !ok {
-		return 0, false
+		return p, 0, 0, false
 	}
-	return s.reads[r].asked(k), true
-}
-
-// covers says whether k's month reach was published.
-func (s *printsShare) covers(k monthKey) bool {
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.readOf(k)
-	return ok
-}
-
-// readOf is the read that holds k's month reach, if one does.
-func (s *printsShare) readOf(k monthKey) (int, bool) {
-	r, ok := s.covered[k.obj.loc]
-	if !ok || k.obj.dev != "" || k.month < r.m0 || k.month > r.m1 {
-		return 0, false
-	}
-	return r.read, true
+	return s.reads[r.read], r.m0, r.m1, true
 }
