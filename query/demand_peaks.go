@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -216,49 +217,41 @@ func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string]
 	return all, err
 }
 
-// storedPeaks reads demand_stored by location (locs of them, about months in all). Its
-// rows come in order, a month's entries one after another, so each location's months are
-// one run of a single slice and their peaks runs of one array.
+// storedPeaks reads demand_stored by location (locs of them, about months in all). A row
+// is one entry of a month's peaks: its month is found among its location's (a few tariffs'
+// months: a scan) or added.
 func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (map[string][]keptPeak, error) {
 	rows, err := c.db.Query(ctx, demandStoredStmt.With(demandStoredSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("kept demand peaks: %w", err)
 	}
 	defer rows.Close()
-	all, flat, ends := make([]keptPeak, 0, about), make([]float64, 0, about), make([]int, 0, about)
 	out := make(map[string][]keptPeak, locs)
-	var loc, prev, key string
+	months := max(1, about/max(1, locs))
+	var loc, key string
 	var row keptPeak
-	var entry uint32
+	var n, entry uint32
 	var peak float64
-	first := 0 // prev's first month in all
-	dest := []any{&loc, &row.month, &key, &row.seen, &entry, &peak}
+	dest := []any{&loc, &row.month, &key, &row.seen, &n, &entry, &peak}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan kept demand peaks: %w", err)
 		}
-		if entry == 1 {
-			if loc != prev && len(all) > 0 {
-				out[prev], first = all[first:len(all):len(all)], len(all)
+		ks := out[loc]
+		tariff := strings.TrimPrefix(key, keptKeyPrefix)
+		i := slices.IndexFunc(ks, func(k keptPeak) bool { return k.month == row.month && k.key == tariff })
+		if i < 0 {
+			if ks == nil {
+				ks = make([]keptPeak, 0, months)
 			}
-			prev = loc
-			row.key = strings.TrimPrefix(key, keptKeyPrefix)
-			all, ends = append(all, row), append(ends, 0)
+			i, ks = len(ks), append(ks, keptPeak{month: row.month, key: tariff, seen: row.seen, peaks: make([]float64, n)})
+			out[loc] = ks
 		}
-		flat = append(flat, peak)
-		ends[len(ends)-1] = len(flat)
+		if int(entry) >= 1 && int(entry) <= len(ks[i].peaks) {
+			ks[i].peaks[entry-1] = peak
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("kept demand peaks: %w", err)
-	}
-	if len(all) > 0 {
-		out[prev] = all[first:len(all):len(all)]
-	}
-	lo := 0
-	for i := range all {
-		all[i].peaks, lo = flat[lo:ends[i]:ends[i]], ends[i]
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // demandChunk bounds the locations whose months of readings one query reads and Go holds

@@ -1,10 +1,11 @@
 -- The kept demand peaks of some locations (the external table _locs) in one direction, for
 -- the local months starting in [@m0, @m1] (docs/costs.md, "Bill charges"): the latest
 -- version of each (location, month, tariff key), with the fingerprint of its month's reach
--- it was measured under, one row per demand entry (entry from 1, in order: a scalar scans
--- without the array's per-element reflection), in order. Only tariff keys starting with
--- @kept_prefix (peaks kept under the reach fingerprints month_prints.sql reads).
-SELECT location_id, month, tariff_key, seen, arrayJoin(arrayEnumerate(peaks)) AS entry, peaks[entry] AS peak
+-- it was measured under, one row per demand entry (entry from 1, of n: a scalar scans
+-- without the array's per-element reflection), in no order (sorting cost more than the
+-- read). Only tariff keys starting with @kept_prefix (peaks kept under the reach
+-- fingerprints month_prints.sql reads).
+SELECT location_id, month, tariff_key, seen, toUInt32(length(peaks)) AS n, arrayJoin(arrayEnumerate(peaks)) AS entry, peaks[entry] AS peak
 FROM (
     SELECT location_id, toUInt32(month_start) AS month, tariff_key,
         argMax(peaks, version) AS peaks, argMax(readings_seen, version) AS seen
@@ -14,4 +15,3 @@ FROM (
         AND substring(tariff_key, 1, length(@kept_prefix)) = @kept_prefix
     GROUP BY location_id, month_start, tariff_key
 )
-ORDER BY location_id, month, tariff_key, entry
