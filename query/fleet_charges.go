@@ -181,27 +181,24 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 }
 
 // groupByLocation groups the sums in the request's buckets and the days of the locations
-// priced by day by location (all), and the days apart (byDay).
+// priced by day by location (all), and the days apart (byDay). A location's one run of
+// rows (they come by location) is taken as it is, not copied; rows of a location in two
+// runs are copied together.
 func groupByLocation(sums, days []fleetSum) (all, byDay map[string][]fleetSum) {
-	count := map[string]int{}
-	for _, d := range sums {
-		count[d.Loc]++
-	}
-	for _, d := range days {
-		count[d.Loc]++
-	}
-	all, byDay = make(map[string][]fleetSum, len(count)), map[string][]fleetSum{}
-	for _, d := range sums {
-		if all[d.Loc] == nil {
-			all[d.Loc] = make([]fleetSum, 0, count[d.Loc])
+	all, byDay = map[string][]fleetSum{}, map[string][]fleetSum{}
+	for _, rows := range [][]fleetSum{sums, days} {
+		for i := 0; i < len(rows); {
+			j := i + 1
+			for j < len(rows) && rows[j].Loc == rows[i].Loc {
+				j++
+			}
+			if had, ok := all[rows[i].Loc]; ok {
+				all[rows[i].Loc] = append(had, rows[i:j]...) // had's capacity is its length: a copy
+			} else {
+				all[rows[i].Loc] = rows[i:j:j]
+			}
+			i = j
 		}
-		all[d.Loc] = append(all[d.Loc], d)
-	}
-	for _, d := range days {
-		if all[d.Loc] == nil {
-			all[d.Loc] = make([]fleetSum, 0, count[d.Loc])
-		}
-		all[d.Loc] = append(all[d.Loc], d)
 	}
 	for _, d := range days {
 		byDay[d.Loc] = append(byDay[d.Loc], d)
