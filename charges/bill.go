@@ -13,6 +13,7 @@ type bill struct {
 	top     Totals
 	each    []Totals
 	tariffs []Tariff // their tax rates, by ID
+	last    int      // the bucket add found last
 }
 
 func newBill(req Request) *bill {
@@ -40,10 +41,24 @@ func (b *bill) add(at time.Time, id string, x Totals, top, inBucket bool) {
 	if !inBucket {
 		return
 	}
-	i := sort.Search(len(b.buckets), func(i int) bool { return b.buckets[i].End.After(at) })
-	if i < len(b.buckets) && !b.buckets[i].Start.After(at) {
+	if i := b.bucketOf(at); i >= 0 {
 		b.each[i] = plus(b.each[i], x)
 	}
+}
+
+// bucketOf is the index of the bucket containing at, or -1. Energy comes in time order,
+// so the bucket of the last call is tried first.
+func (b *bill) bucketOf(at time.Time) int {
+	in := func(i int) bool { return !b.buckets[i].Start.After(at) && b.buckets[i].End.After(at) }
+	if b.last < len(b.buckets) && in(b.last) {
+		return b.last
+	}
+	i := sort.Search(len(b.buckets), func(i int) bool { return b.buckets[i].End.After(at) })
+	if i < len(b.buckets) && in(i) {
+		b.last = i
+		return i
+	}
+	return -1
 }
 
 // taxed is x with the tax of tariff id on it.
@@ -54,15 +69,34 @@ func (b *bill) taxed(id string, x Totals) Totals {
 
 // addStanding puts t's standing charges over [from, to) into the top level and into the
 // buckets holding their days' starts: per bucket, the count of its days times the charge.
+// Counts are differences of dayIndex, each bound's taken once.
 func (b *bill) addStanding(t *Tariff, from, to time.Time) {
-	if t.Standing == 0 {
+	lo, hi := maxTime(from, t.From), minTime(to, t.To)
+	if t.Standing == 0 || !lo.Before(hi) {
 		return
 	}
-	lo, hi := maxTime(from, t.From), minTime(to, t.To)
-	b.top = plus(b.top, b.taxed(t.ID, Totals{Standing: float64(dayStartsIn(t.Zone, lo, hi)) * t.Standing}))
+	first, last := dayIndex(t.Zone, lo), dayIndex(t.Zone, hi)
+	b.top = plus(b.top, b.taxed(t.ID, Totals{Standing: float64(last-first) * t.Standing}))
+	var end time.Time // the bucket before's end, at index n
+	n := first
 	for i, k := range b.buckets {
-		if n := dayStartsIn(t.Zone, maxTime(lo, k.Start), minTime(hi, k.End)); n > 0 {
-			b.each[i] = plus(b.each[i], b.taxed(t.ID, Totals{Standing: float64(n) * t.Standing}))
+		s, e := maxTime(lo, k.Start), minTime(hi, k.End)
+		if !s.Before(e) {
+			continue
+		}
+		from := first
+		if !s.Equal(lo) {
+			from = n
+			if !s.Equal(end) {
+				from = dayIndex(t.Zone, s)
+			}
+		}
+		end, n = e, last
+		if !e.Equal(hi) {
+			n = dayIndex(t.Zone, e)
+		}
+		if n > from {
+			b.each[i] = plus(b.each[i], b.taxed(t.ID, Totals{Standing: float64(n-from) * t.Standing}))
 		}
 	}
 }
@@ -87,39 +121,16 @@ func (b *bill) finish() (Totals, []Totals) {
 	return total(b.top), b.each
 }
 
-// dayStartsIn counts the local days of zone whose start lies in [lo, hi): the days a
-// standing charge is charged for (23- and 25-hour days are one day each).
-func dayStartsIn(zone *time.Location, lo, hi time.Time) int {
-	if !lo.Before(hi) {
-		return 0
-	}
-	first := dayStart(lo, zone)
-	if first.Before(lo) {
-		first = nextDay(first)
-	}
-	last := dayStart(hi.Add(-time.Nanosecond), zone) // the last day starting before hi
-	if last.Before(first) {
-		return 0
-	}
-	return int(civilDay(last)-civilDay(first)) + 1
-}
-
-// dayStart is the start of the local day of zone containing t.
-func dayStart(t time.Time, zone *time.Location) time.Time {
+// dayIndex numbers the first local day of zone starting at or after t (days since
+// 1970-01-01 of its date): the days starting in [lo, hi) — those a standing charge is
+// charged for; 23- and 25-hour days are one day each — are dayIndex(hi) − dayIndex(lo).
+func dayIndex(zone *time.Location, t time.Time) int64 {
 	y, m, d := t.In(zone).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, zone)
-}
-
-// civilDay numbers the local date of a day start d (days since 1970-01-01).
-func civilDay(d time.Time) int64 {
-	y, m, day := d.Date()
-	return time.Date(y, m, day, 0, 0, 0, 0, time.UTC).Unix() / 86400
-}
-
-// nextDay is the start of the local day after the one starting at d (23, 24 or 25 hours on).
-func nextDay(d time.Time) time.Time {
-	y, m, day := d.Date()
-	return time.Date(y, m, day+1, 0, 0, 0, 0, d.Location())
+	n := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	if time.Date(y, m, d, 0, 0, 0, 0, zone).Before(t) {
+		n++
+	}
+	return n
 }
 
 // monthsOf yields the local months of zone that overlap [lo, hi) (a tariff's contract and

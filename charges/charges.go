@@ -63,20 +63,12 @@ type Request struct {
 	// MonthBuckets says the buckets are months: demand charges land on them (days carry none).
 	MonthBuckets bool
 	Energy       []Energy
-	// Peaks are the demand peaks of every month DemandMonths lists (MonthPeaks); without
-	// them (nil) they are measured from Readings, which cover those months whole.
-	Peaks    map[PeakKey][]float64
+	// Readings cover whole the months whose peaks are not given (TariffMonth.Peaks nil):
+	// those are measured from them.
 	Readings []Reading
 	// Months are DemandMonths(Tariffs, From, To, MonthBuckets) when the caller listed them
-	// already (to read their peaks); nil: Compute lists them.
+	// already (to give their peaks); nil: Compute lists them.
 	Months []TariffMonth
-}
-
-// PeakKey names the demand peaks of one tariff (by its Key) in one local month (by the
-// Unix time of its start).
-type PeakKey struct {
-	Tariff string
-	Month  int64
 }
 
 // TariffMonth is a local month whose demand charge a tariff bills.
@@ -85,11 +77,9 @@ type TariffMonth struct {
 	Month  Bucket
 	// Whole says the month lies wholly inside the window: its charge counts at the top level.
 	Whole bool
-}
-
-// PeakKey names the peaks of m.
-func (m TariffMonth) PeakKey() PeakKey {
-	return PeakKey{Tariff: m.Tariff.Key, Month: m.Month.Start.Unix()}
+	// Peaks are the month's demand peaks (MonthPeaks) when the caller has them (kept, or
+	// measured); nil: Compute measures them from Request.Readings.
+	Peaks []float64
 }
 
 // DemandMonths lists the months whose demand charges an answer over [from, to) bills,
@@ -133,8 +123,8 @@ func Compute(req Request) (Totals, []Totals) {
 		months = DemandMonths(req.Tariffs, req.From, req.To, req.MonthBuckets)
 	}
 	for _, m := range months {
-		peaks := req.Peaks[m.PeakKey()]
-		if req.Peaks == nil {
+		peaks := m.Peaks
+		if peaks == nil {
 			peaks = MonthPeaks(m.Tariff, m.Month, req.Readings)
 		}
 		charge := demandCharge(m.Tariff, peaks)

@@ -1,6 +1,7 @@
 package charges
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -31,8 +32,8 @@ func TestStandingPerLocalDayOverDST(t *testing.T) {
 	to := time.Date(2024, 11, 1, 0, 0, 0, 0, syd)
 	tr := Tariff{ID: "a", Zone: syd, From: from.AddDate(-1, 0, 0), To: to.AddDate(1, 0, 0), Standing: 1.1}
 	days := []Bucket{}
-	for d := from; d.Before(to); d = nextDay(d) {
-		days = append(days, Bucket{d, nextDay(d)})
+	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
+		days = append(days, Bucket{d, d.AddDate(0, 0, 1)})
 	}
 	top, each := Compute(Request{Tariffs: []Tariff{tr}, From: from, To: to, Buckets: days})
 	near(t, "standing", top.Standing, 31*1.1)
@@ -133,9 +134,23 @@ func TestCapacityFloorTariffChangeAndTax(t *testing.T) {
 	near(t, "top total", top.Total, janBase*1.21+aFeb*1.21+bFeb*1.06+1)
 }
 
-// dayStartsIn counts as walking the local days one by one does, over ranges starting and
-// ending at any hour, across DST changes and midnight-less days.
-func TestDayStartsInCountsLocalDays(t *testing.T) {
+// walkDays counts the local days of z starting in [lo, hi) one by one.
+func walkDays(z *time.Location, lo, hi time.Time) int {
+	n := 0
+	y, m, d := lo.In(z).Date()
+	for day := time.Date(y, m, d, 0, 0, 0, 0, z); day.Before(hi); {
+		if !day.Before(lo) {
+			n++
+		}
+		y, m, d = day.Date()
+		day = time.Date(y, m, d+1, 0, 0, 0, 0, z)
+	}
+	return n
+}
+
+// dayIndex differences count as walking the local days one by one does, over ranges
+// starting and ending at any hour, across DST changes and midnight-less days.
+func TestDayIndexCountsLocalDays(t *testing.T) {
 	for _, name := range []string{"Australia/Sydney", "Europe/London", "America/Santiago", "Asia/Kolkata", "UTC"} {
 		z := zone(t, name)
 		base := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -143,16 +158,35 @@ func TestDayStartsInCountsLocalDays(t *testing.T) {
 			for span := 0; span < 24*70; span += 13 {
 				lo := base.Add(time.Duration(a) * time.Hour)
 				hi := lo.Add(time.Duration(span) * time.Hour)
-				want := 0
-				for d := dayStart(lo, z); d.Before(hi); d = nextDay(d) {
-					if !d.Before(lo) {
-						want++
-					}
-				}
-				if got := dayStartsIn(z, lo, hi); got != want {
+				if got, want := int(dayIndex(z, hi)-dayIndex(z, lo)), walkDays(z, lo, hi); got != want {
 					t.Fatalf("%s [%v, %v): %d days, want %d", name, lo, hi, got, want)
 				}
 			}
 		}
+	}
+}
+
+// Each bucket's standing charge counts the days starting in it, in the window and the
+// contract, for buckets of any length (some not touching: gaps between them charge no
+// bucket) and a contract starting and ending inside buckets.
+func TestStandingPerBucketCountsItsDays(t *testing.T) {
+	z := zone(t, "America/Santiago")
+	from := time.Date(2024, 3, 1, 5, 0, 0, 0, time.UTC)
+	to := from.Add(80 * 24 * time.Hour)
+	tr := Tariff{ID: "a", Zone: z, From: from.Add(100 * time.Hour), To: to.Add(-50 * time.Hour), Standing: 1}
+	var buckets []Bucket
+	for s, i := from, 0; s.Before(to); i++ {
+		e := minTime(to, s.Add(time.Duration(17+i*11%97)*time.Hour))
+		buckets = append(buckets, Bucket{s, e})
+		s = e
+		if i%5 == 4 {
+			s = s.Add(time.Duration(7+i%3*13) * time.Hour)
+		}
+	}
+	top, each := Compute(Request{Tariffs: []Tariff{tr}, From: from, To: to, Buckets: buckets})
+	near(t, "top", top.Standing, float64(walkDays(z, tr.From, tr.To)))
+	for i, k := range buckets {
+		want := walkDays(z, maxTime(k.Start, tr.From), minTime(k.End, tr.To))
+		near(t, fmt.Sprintf("bucket %d [%v, %v)", i, k.Start, k.End), each[i].Standing, float64(max(want, 0)))
 	}
 }

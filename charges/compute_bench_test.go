@@ -13,8 +13,7 @@ func BenchmarkComputeMonthByDay(b *testing.B) {
 	t := Tariff{ID: "t", Key: "k", Zone: zone, From: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC),
 		To: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), Standing: 0.5, TaxPercent: 5,
 		Demand: []Demand{{Covers: func(time.Time) bool { return true }, RatePerKW: 3, Interval: 15 * time.Minute, MinimumKW: 2.5}}}
-	req := Request{Tariffs: []Tariff{t}, From: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC),
-		Peaks: map[PeakKey][]float64{}}
+	req := Request{Tariffs: []Tariff{t}, From: time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)}
 	for d := 0; d < 31; d++ {
 		s := time.Date(2024, 5, 31+d, 23, 0, 0, 0, time.UTC)
 		req.Buckets = append(req.Buckets, Bucket{Start: s, End: s.Add(24 * time.Hour)})

@@ -22,8 +22,8 @@ type Charges struct {
 	Total    Amount `json:"total"`
 }
 
-func chargesOf(t charges.Totals) *Charges {
-	return &Charges{Energy: Amount(t.Energy), Standing: Amount(t.Standing), Demand: Amount(t.Demand),
+func chargesOf(t charges.Totals) Charges {
+	return Charges{Energy: Amount(t.Energy), Standing: Amount(t.Standing), Demand: Amount(t.Demand),
 		Tax: Amount(t.Tax), Total: Amount(t.Total)}
 }
 
@@ -45,7 +45,7 @@ func (r *CostRequest) checkCharges() error {
 type pendingCharges struct {
 	done    chan struct{}
 	tariffs []charges.Tariff
-	peaks   map[charges.PeakKey][]float64
+	months  []charges.TariffMonth // with their peaks
 	err     error
 }
 
@@ -62,11 +62,8 @@ func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) 
 		if p.tariffs, p.err = c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction); p.err != nil {
 			return
 		}
-		need := map[string][]charges.TariffMonth{
-			a.location: charges.DemandMonths(p.tariffs, req.Start, req.End, req.Aggregation == AggregationMonth)}
-		var peaks locationPeaks
-		peaks, p.err = c.demandPeaks(ctx, a.scope, a.direction, need)
-		p.peaks = peaks[a.location]
+		p.months = charges.DemandMonths(p.tariffs, req.Start, req.End, req.Aggregation == AggregationMonth)
+		p.err = c.demandPeaks(ctx, a.scope, a.direction, map[string][]charges.TariffMonth{a.location: p.months})
 	}()
 	return p
 }
@@ -90,16 +87,19 @@ func (p *pendingCharges) add(ctx context.Context, c *Pricer, a costArgs, zone *t
 		return err
 	}
 	creq := charges.Request{Tariffs: p.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Energy: energyByTariff(rows, a.plan, a.direction, split, !a.daily, zone), Peaks: p.peaks}
+		Energy: energyByTariff(rows, a.plan, a.direction, split, !a.daily, zone), Months: p.months}
 	if req.Aggregation != AggregationNone {
 		for _, it := range out.Data {
 			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: it.StartTime.Time(), End: it.EndTime.Time()})
 		}
 	}
 	top, each := charges.Compute(creq)
-	out.Charges = chargesOf(top)
+	all := make([]Charges, len(each)+1)
+	all[0] = chargesOf(top)
+	out.Charges = &all[0]
 	for i := range each {
-		out.Data[i].Charges = chargesOf(each[i])
+		all[i+1] = chargesOf(each[i])
+		out.Data[i].Charges = &all[i+1]
 	}
 	return nil
 }

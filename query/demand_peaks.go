@@ -3,9 +3,9 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -28,9 +28,6 @@ var (
 	demandStoredSQL = renderFixed("demand_stored")
 )
 
-// locationPeaks are the demand peaks of an answer by location, then by tariff and month.
-type locationPeaks map[string]map[charges.PeakKey][]float64
-
 // reachOf is the key of m's reach among month prints: the location's location-level
 // records (no device) and the day number of the month's first local date. A month's peaks
 // are measured from the readings starting in [its start − demandLookback, its end): UTC
@@ -46,55 +43,69 @@ func reachOf(loc string, m charges.TariffMonth) monthKey {
 // local dates, or a plain sum): they are never served, only measured again.
 const keptKeyPrefix = "r:"
 
-// keptPeak is a row of demand_stored.
+// keptPeak is a kept month of a location (demand_stored): its start, tariff key (without
+// keptKeyPrefix), peaks and the reach fingerprint they were measured under.
 type keptPeak struct {
+	month uint32
+	key   string
 	peaks []float64
 	seen  uint64
 }
 
-type keptKey struct {
-	loc string
-	key charges.PeakKey
+// find is the kept peaks of m among a location's, or nil. A location keeps a few tariffs'
+// months, so a scan costs less than a map keyed by strings.
+func findKept(ks []keptPeak, m *charges.TariffMonth) *keptPeak {
+	month := uint32(m.Month.Start.Unix())
+	for i := range ks {
+		if ks[i].month == month && ks[i].key == m.Tariff.Key {
+			return &ks[i]
+		}
+	}
+	return nil
 }
 
-// demandPeaks returns the peaks of every month in need (by location): kept peaks whose
-// month's readings are unchanged, the others measured from the readings and kept (with
-// priced buckets off: all measured, nothing kept).
-func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) (locationPeaks, error) {
-	out := make(locationPeaks, len(need))
+// demandPeaks sets the peaks of every month in need (by location; TariffMonth.Peaks):
+// kept peaks whose month's readings are unchanged, the others measured from the readings
+// and kept (with priced buckets off: all measured, nothing kept).
+func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) error {
 	about := 0
-	for loc, ms := range need {
-		out[loc] = make(map[charges.PeakKey][]float64, len(ms))
+	for _, ms := range need {
 		about += len(ms)
 	}
+	stale := map[string][]*charges.TariffMonth{}
 	if c.buckets == nil {
-		return out, c.measurePeaks(ctx, scope, dir, need, out)
+		for loc, ms := range need {
+			for i := range ms {
+				stale[loc] = append(stale[loc], &ms[i])
+			}
+		}
+		return c.measurePeaks(ctx, scope, dir, stale)
 	}
 	kept, prints, err := c.keptPeaks(ctx, scope, dir, need, about)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	stale := map[string][]charges.TariffMonth{}
 	for loc, ms := range need {
-		for _, m := range ms {
-			k := m.PeakKey()
-			if p, ok := kept[keptKey{loc, k}]; ok && p.seen == prints[reachOf(loc, m)] {
-				out[loc][k] = p.peaks
+		ks, lp := kept[loc], prints.at(loc)
+		for i := range ms {
+			m := &ms[i]
+			if p := findKept(ks, m); p != nil && p.seen == lp.of(reachOf(loc, *m)) {
+				m.Peaks = p.peaks
 				continue
 			}
 			stale[loc] = append(stale[loc], m)
 		}
 	}
-	if err := c.measurePeaks(ctx, scope, dir, stale, out); err != nil {
-		return nil, err
+	if err := c.measurePeaks(ctx, scope, dir, stale); err != nil {
+		return err
 	}
-	return out, c.keepPeaks(ctx, scope, dir, stale, out, prints)
+	return c.keepPeaks(ctx, scope, dir, stale, prints)
 }
 
-// keptPeaks reads the kept peaks of need's months (about in all) beside the fingerprints
-// of their reaches now (reachReadings), side by side.
+// keptPeaks reads the kept peaks of need's months (about in all; by location) beside the
+// fingerprints of their reaches now (reachReadings), side by side.
 func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, about int) (
-	map[keptKey]keptPeak, map[monthKey]uint64, error) {
+	map[string][]keptPeak, demandPrints, error) {
 	locs := make([]string, 0, len(need))
 	var m0, m1 int64
 	for loc, ms := range need {
@@ -110,16 +121,16 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 		}
 	}
 	if len(locs) == 0 {
-		return nil, nil, nil
+		return nil, demandPrints{}, nil
 	}
 	sort.Strings(locs)
 	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("dir", dir)}
-	var kept map[keptKey]keptPeak
-	var prints map[monthKey]uint64
+	var kept map[string][]keptPeak
+	var prints demandPrints
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		kept, err = c.storedPeaks(withLocsChained(gctx, locs, nil), append(base, chstore.Named("kept_prefix", keptKeyPrefix),
-			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))), about)
+			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))), len(locs), about)
 		return err
 	})
 	g.Go(func() (err error) {
@@ -129,29 +140,62 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	return kept, prints, g.Wait()
 }
 
+// demandPrints are the fingerprints now of demand months' reaches: those the answer's
+// buckets published (share), else those read for the demand peaks (read).
+type demandPrints struct {
+	share *printsShare
+	read  reachPrints
+}
+
+// locationPrints are the fingerprints now of one location's demand months' reaches: the
+// months [m0, m1] of the read its buckets published (shared, when ok), the others read.
+type locationPrints struct {
+	shared reachPrints
+	m0, m1 uint32
+	ok     bool
+	read   reachPrints
+}
+
+// at is loc's fingerprints, taken from the share once.
+func (p demandPrints) at(loc string) locationPrints {
+	lp := locationPrints{read: p.read}
+	lp.shared, lp.m0, lp.m1, lp.ok = p.share.of(loc)
+	return lp
+}
+
+// of is the fingerprint now of k's reach (reachOf: the location's location-level records
+// of the asked direction).
+func (p locationPrints) of(k monthKey) uint64 {
+	if p.ok && k.month >= p.m0 && k.month <= p.m1 {
+		return p.shared.asked(k)
+	}
+	return p.read.readings[k]
+}
+
+// covers says whether k's reach is among the shared months.
+func (p locationPrints) covers(k monthKey) bool { return p.ok && k.month >= p.m0 && k.month <= p.m1 }
+
 // reachReadings are the fingerprints now of the location-level records of need's months'
 // reaches (reachOf): those the answer's buckets read and published (printsShare, when ctx
 // carries one: waited for), the others read here for their locations (month_prints.sql,
 // no tier chain: the records of dir only).
-func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string][]charges.TariffMonth, about int) (map[monthKey]uint64, error) {
+func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string][]charges.TariffMonth, about int) (demandPrints, error) {
 	share := printsShareOf(ctx)
 	if share != nil {
 		if err := share.wait(ctx); err != nil {
-			return nil, err
+			return demandPrints{}, err
 		}
 	}
-	out := make(map[monthKey]uint64, about)
 	var rest []string
 	var d0, d1 uint32
+	all := demandPrints{share: share}
 	for loc, ms := range need {
 		missing := false
+		lp := all.at(loc)
 		for _, m := range ms {
 			k := reachOf(loc, m)
-			if share != nil {
-				if v, ok := share.lookup(k); ok {
-					out[k] = v
-					continue
-				}
+			if lp.covers(k) {
+				continue
 			}
 			missing = true
 			if d0 == 0 || k.month < d0 {
@@ -164,43 +208,47 @@ func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string]
 		}
 	}
 	if len(rest) == 0 {
-		return out, nil
+		return all, nil
 	}
 	sort.Strings(rest)
 	read, err := c.monthPrints(withLocsChained(ctx, rest, nil), append(base[:len(base):len(base)], chstore.Named("devices", false)),
 		dateOf(d0).Format(time.DateOnly), dateOf(d1).Format(time.DateOnly), about)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range read.readings {
-		if _, ok := out[k]; !ok {
-			out[k] = v
-		}
-	}
-	return out, nil
+	all.read = read
+	return all, err
 }
 
-// storedPeaks reads demand_stored into a map sized for about rows (a fleet's year is
-// 12,000: growing the map step by step cost more than the rows), through one list of
-// destinations.
-func (c *Pricer) storedPeaks(ctx context.Context, args []any, about int) (map[keptKey]keptPeak, error) {
+// storedPeaks reads demand_stored by location (locs of them, about months in all). A row
+// is one entry of a month's peaks: its month is found among its location's (a few tariffs'
+// months: a scan) or added.
+func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (map[string][]keptPeak, error) {
 	rows, err := c.db.Query(ctx, demandStoredStmt.With(demandStoredSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("kept demand peaks: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[keptKey]keptPeak, about)
+	out := make(map[string][]keptPeak, locs)
+	months := max(1, about/max(1, locs))
 	var loc, key string
-	var month uint32
-	var p keptPeak
-	dest := []any{&loc, &month, &key, &p.peaks, &p.seen}
+	var row keptPeak
+	var n, entry uint32
+	var peak float64
+	dest := []any{&loc, &row.month, &key, &row.seen, &n, &entry, &peak}
 	for rows.Next() {
-		p.peaks = nil // each row's own array
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan kept demand peaks: %w", err)
 		}
-		if tariff, ok := strings.CutPrefix(key, keptKeyPrefix); ok {
-			out[keptKey{loc, charges.PeakKey{Tariff: tariff, Month: int64(month)}}] = p
+		ks := out[loc]
+		tariff := strings.TrimPrefix(key, keptKeyPrefix)
+		i := slices.IndexFunc(ks, func(k keptPeak) bool { return k.month == row.month && k.key == tariff })
+		if i < 0 {
+			if ks == nil {
+				ks = make([]keptPeak, 0, months)
+			}
+			i, ks = len(ks), append(ks, keptPeak{month: row.month, key: tariff, seen: row.seen, peaks: make([]float64, n)})
+			out[loc] = ks
+		}
+		if int(entry) >= 1 && int(entry) <= len(ks[i].peaks) {
+			ks[i].peaks[entry-1] = peak
 		}
 	}
 	return out, rows.Err()
@@ -210,9 +258,9 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any, about int) (map[ke
 // at once (a location's year of half-hourly readings is about 1 MB in Go).
 const demandChunk = 100
 
-// measurePeaks measures the peaks of the months in need from their readings into out:
-// demandChunk locations a query, fleetParallel queries at once.
-func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, out locationPeaks) error {
+// measurePeaks measures the peaks of the months in need from their readings
+// (TariffMonth.Peaks): demandChunk locations a query, fleetParallel queries at once.
+func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]*charges.TariffMonth) error {
 	ids := make([]string, 0, len(need))
 	for id, ms := range need {
 		if len(ms) > 0 {
@@ -220,7 +268,6 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 		}
 	}
 	sort.Strings(ids)
-	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
 	for from := 0; from < len(ids); from += demandChunk {
@@ -241,11 +288,9 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 			if err != nil {
 				return err
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			for _, id := range chunk {
 				for _, m := range need[id] {
-					out[id][m.PeakKey()] = charges.MonthPeaks(m.Tariff, m.Month, readings[id])
+					m.Peaks = charges.MonthPeaks(m.Tariff, m.Month, readings[id])
 				}
 			}
 			return nil
@@ -256,17 +301,18 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 
 // keepPeaks writes the measured peaks of the months in measured under the reach
 // fingerprints read before measuring them.
-func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured map[string][]charges.TariffMonth,
-	peaks locationPeaks, prints map[monthKey]uint64) error {
+func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured map[string][]*charges.TariffMonth,
+	prints demandPrints) error {
 	type row struct {
 		loc  string
-		m    charges.TariffMonth
+		m    *charges.TariffMonth
 		seen uint64
 	}
 	var rows []row
 	for loc, ms := range measured {
+		lp := prints.at(loc)
 		for _, m := range ms {
-			rows = append(rows, row{loc, m, prints[reachOf(loc, m)]})
+			rows = append(rows, row{loc, m, lp.of(reachOf(loc, *m))})
 		}
 	}
 	if len(rows) == 0 {
@@ -278,8 +324,7 @@ func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 	}
 	err = c.db.InsertRows(ctx, insertPeaksStmt, len(rows), func(i int) []any {
 		r := rows[i]
-		k := r.m.PeakKey()
-		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.m.Month.Start.UTC(), keptKeyPrefix + k.Tariff, peaks[r.loc][k], r.seen, ver + uint64(i)}
+		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.m.Month.Start.UTC(), keptKeyPrefix + r.m.Tariff.Key, r.m.Peaks, r.seen, ver + uint64(i)}
 	})
 	if err != nil {
 		return fmt.Errorf("keep demand peaks: %w", err)
@@ -313,6 +358,5 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 			need[id] = ms
 		}
 	}
-	_, err = c.demandPeaks(ctx, scope, dir, need)
-	return err
+	return c.demandPeaks(ctx, scope, dir, need)
 }

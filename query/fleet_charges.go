@@ -40,14 +40,43 @@ func (c *Pricer) pricedRows(ctx context.Context, scope kwhouse.Scope, req FleetR
 		return nil, nil, err
 	}
 	rows, skipped := fleetRows(req, sums, locs, plans)
-	for i := range rows {
-		rows[i].Charges = chargesOf(bills[rows[i].key])
-	}
+	setCharges(req, rows, sums, bills, locs)
 	return rows, skipped, nil
 }
 
+// setCharges sets each row's charges from bills, the charges of sums in their order
+// (fleetCharges): a location row's are its sum's (rows are the sums in order, but for
+// skipped locations); a customer row's add up its locations' of its date and currency.
+func setCharges(req FleetRequest, rows []FleetRow, sums []fleetSum, bills []charges.Totals, locs map[string]catalog.Location) {
+	cs := make([]Charges, len(rows))
+	for i := range rows {
+		rows[i].Charges = &cs[i]
+	}
+	if req.GroupBy == GroupCustomer {
+		byKey := make(map[fleetKey]charges.Totals, len(rows))
+		when := &bucketDates{req: req}
+		for i, s := range sums {
+			l := locs[s.Loc]
+			k := fleetKey{group: l.CustomerID, date: when.of(s.Key, l.Timezone).date, currency: l.CurrencyCode}
+			byKey[k] = addTotals(byKey[k], bills[i])
+		}
+		for i := range rows {
+			cs[i] = chargesOf(byKey[rows[i].key])
+		}
+		return
+	}
+	j := 0
+	for i := range rows {
+		for sums[j].Loc != rows[i].LocationID {
+			j++
+		}
+		cs[i] = chargesOf(bills[j])
+		j++
+	}
+}
+
 // fleetCharges prices the fleet and computes each location's charges over the request's
-// buckets: the sums, and the charges by row key (group, date, currency). A location whose
+// buckets: the sums, by location in id order, and the charges of each. A location whose
 // energy is taxed at one rate over the window is priced in the request's own buckets, as
 // without charges; one whose energy passes to a tariff of another tax rate is priced per
 // local day (from priced buckets where kept) and its days summed into the buckets, so that
@@ -56,7 +85,7 @@ func (c *Pricer) pricedRows(ctx context.Context, scope kwhouse.Scope, req FleetR
 // month's readings are unchanged (demandPeaks), so a reading that raises a month's peak
 // counts at once.
 func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
-	plans map[string]tariffs.Plan) ([]fleetSum, map[fleetKey]charges.Totals, error) {
+	plans map[string]tariffs.Plan) ([]fleetSum, []charges.Totals, error) {
 	daily := req
 	daily.Aggregation = AggregationDay
 	all := make([]string, 0, len(locs))
@@ -79,7 +108,6 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	var days, sums []fleetSum
 	var ts map[string][]charges.Tariff
 	var need map[string][]charges.TariffMonth
-	var peaks locationPeaks
 	g, gctx := errgroup.WithContext(ctx)
 	sumsCtx, peaksCtx := gctx, gctx
 	if c.buckets != nil && req.Aggregation != AggregationDay && len(asked) > 0 {
@@ -108,8 +136,7 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		for id, lts := range ts {
 			need[id] = charges.DemandMonths(lts, req.Start, req.End, req.Aggregation == AggregationMonth)
 		}
-		peaks, err = c.demandPeaks(peaksCtx, scope, req.Direction, need)
-		return err
+		return c.demandPeaks(peaksCtx, scope, req.Direction, need)
 	})
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
@@ -129,11 +156,12 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	bg := errgroup.Group{}
 	for w := range workers {
 		bg.Go(func() (err error) {
+			when := &bucketDates{req: req} // a worker's own: rows share their dates
 			for i := w; i < len(ids) && err == nil; i += workers {
 				id := ids[i]
 				_, inBuckets := asked[id]
-				owed := owedCharges{tariffs: ts[id], months: need[id], peaks: peaks[id]}
-				each[i], err = billLocation(req, locs[id], plans[id], owed, byLoc[id], inBuckets, split[id])
+				owed := owedCharges{tariffs: ts[id], months: need[id]}
+				each[i], err = billLocation(req, locs[id], plans[id], owed, byLoc[id], inBuckets, split[id], when)
 			}
 			return err
 		})
@@ -145,38 +173,32 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	for _, lb := range each {
 		n += len(lb.rolled)
 	}
-	out, bills := make([]fleetSum, 0, n), make(map[fleetKey]charges.Totals, n)
+	out, bills := make([]fleetSum, 0, n), make([]charges.Totals, 0, n)
 	for _, lb := range each {
-		out = append(out, lb.rolled...)
-		for i, k := range lb.keys {
-			bills[k] = addTotals(bills[k], lb.totals[i])
-		}
+		out, bills = append(out, lb.rolled...), append(bills, lb.totals...)
 	}
 	return out, bills, nil
 }
 
 // groupByLocation groups the sums in the request's buckets and the days of the locations
-// priced by day by location (all), and the days apart (byDay).
+// priced by day by location (all), and the days apart (byDay). A location's one run of
+// rows (they come by location) is taken as it is, not copied; rows of a location in two
+// runs are copied together.
 func groupByLocation(sums, days []fleetSum) (all, byDay map[string][]fleetSum) {
-	count := map[string]int{}
-	for _, d := range sums {
-		count[d.Loc]++
-	}
-	for _, d := range days {
-		count[d.Loc]++
-	}
-	all, byDay = make(map[string][]fleetSum, len(count)), map[string][]fleetSum{}
-	for _, d := range sums {
-		if all[d.Loc] == nil {
-			all[d.Loc] = make([]fleetSum, 0, count[d.Loc])
+	all, byDay = map[string][]fleetSum{}, map[string][]fleetSum{}
+	for _, rows := range [][]fleetSum{sums, days} {
+		for i := 0; i < len(rows); {
+			j := i + 1
+			for j < len(rows) && rows[j].Loc == rows[i].Loc {
+				j++
+			}
+			if had, ok := all[rows[i].Loc]; ok {
+				all[rows[i].Loc] = append(had, rows[i:j]...) // had's capacity is its length: a copy
+			} else {
+				all[rows[i].Loc] = rows[i:j:j]
+			}
+			i = j
 		}
-		all[d.Loc] = append(all[d.Loc], d)
-	}
-	for _, d := range days {
-		if all[d.Loc] == nil {
-			all[d.Loc] = make([]fleetSum, 0, count[d.Loc])
-		}
-		all[d.Loc] = append(all[d.Loc], d)
 	}
 	for _, d := range days {
 		byDay[d.Loc] = append(byDay[d.Loc], d)
@@ -185,27 +207,25 @@ func groupByLocation(sums, days []fleetSum) (all, byDay map[string][]fleetSum) {
 }
 
 // locationBill is a location's rows (its sums in the request's buckets) with each row's
-// key and charges, in the same order.
+// charges, in the same order.
 type locationBill struct {
 	rolled []fleetSum
-	keys   []fleetKey
 	totals []charges.Totals
 }
 
-// owedCharges are what a location's bill charges beyond energy: its charging tariffs, the
-// months whose demand they bill (charges.DemandMonths of the request) and those months'
+// owedCharges are what a location's bill charges beyond energy: its charging tariffs and
+// the months whose demand they bill (charges.DemandMonths of the request), with their
 // peaks.
 type owedCharges struct {
 	tariffs []charges.Tariff
 	months  []charges.TariffMonth
-	peaks   map[charges.PeakKey][]float64
 }
 
 // billLocation sums a location's days into the request's buckets (inBuckets: its sums are
 // in them already) and computes each bucket's charges; split holds the energy of its
-// split days by reading (fleetSplitEnergy).
+// split days by reading (fleetSplitEnergy); when dates the buckets.
 func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, owed owedCharges,
-	days []fleetSum, inBuckets bool, split splitMoney) (locationBill, error) {
+	days []fleetSum, inBuckets bool, split splitMoney, when *bucketDates) (locationBill, error) {
 	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
 		return locationBill{}, fmt.Errorf("zone of %s: %w", loc.ID, err)
@@ -216,16 +236,11 @@ func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, owe
 		sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
 	}
 	creq := charges.Request{Tariffs: owed.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Peaks: owed.peaks, Months: owed.months, Buckets: make([]charges.Bucket, 0, len(rolled)), Energy: make([]charges.Energy, 0, 2*len(days))}
-	group := loc.ID
-	if req.GroupBy == GroupCustomer {
-		group = loc.CustomerID
-	}
-	lb := locationBill{rolled: rolled, keys: make([]fleetKey, len(rolled))}
-	for i, s := range rolled {
-		w := bucketTimes(req, s.Key, loc.Timezone)
-		lb.keys[i] = fleetKey{group: group, date: w.date, currency: loc.CurrencyCode}
-		if req.Aggregation != FleetAggregationNone {
+		Months: owed.months, Buckets: make([]charges.Bucket, 0, len(rolled)), Energy: make([]charges.Energy, 0, 2*len(days))}
+	lb := locationBill{rolled: rolled}
+	if req.Aggregation != FleetAggregationNone {
+		for _, s := range rolled {
+			w := when.of(s.Key, loc.Timezone)
 			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: w.start.Time(), End: w.end.Time()})
 		}
 	}

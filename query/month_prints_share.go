@@ -109,14 +109,17 @@ func (s *printsShare) wait(ctx context.Context) error {
 	}
 }
 
-// lookup is the published fingerprint of k's month reach (the asked direction's records),
-// and whether it was read.
-func (s *printsShare) lookup(k monthKey) (uint64, bool) {
+// of is the published read of loc's month reaches and the months it holds, [m0, m1]
+// (first days' day numbers), if one was published (never, on a nil share).
+func (s *printsShare) of(loc string) (p reachPrints, m0, m1 uint32, ok bool) {
+	if s == nil {
+		return p, 0, 0, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.covered[k.obj.loc]
-	if !ok || k.obj.dev != "" || k.month < r.m0 || k.month > r.m1 {
-		return 0, false
+	r, ok := s.covered[loc]
+	if !ok {
+		return p, 0, 0, false
 	}
-	return s.reads[r.read].asked(k), true
+	return s.reads[r.read], r.m0, r.m1, true
 }
