@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
-	"github.com/kwhouse/kwhouse/catalog"
+	"github.com/kwhouse/kwhouse/strictjson"
 )
 
 // Schedule is a tariff's time-of-use grammar, in local time of the tariff's zone.
@@ -36,12 +36,7 @@ type DayName string
 
 // UnmarshalJSON accepts strings and integers.
 func (d *DayName) UnmarshalJSON(b []byte) error {
-	if s, ok := catalog.PlainJSONString(b); ok {
-		*d = DayName(s)
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
+	if s, err := strictjson.String(b); err == nil {
 		*d = DayName(s)
 		return nil
 	}
