@@ -52,7 +52,7 @@ type keptPeak struct {
 	seen  uint64
 }
 
-// find is the kept peaks of m among a location's, or nil. A location keeps a few tariffs'
+// findKept is the kept peaks of m among a location's, or nil. A location keeps a few tariffs'
 // months, so a scan costs less than a map keyed by strings.
 func findKept(ks []keptPeak, m *charges.TariffMonth) *keptPeak {
 	month := uint32(m.Month.Start.Unix())
@@ -166,7 +166,7 @@ func (p demandPrints) at(loc string) locationPrints {
 // of is the fingerprint now of k's reach (reachOf: the location's location-level records
 // of the asked direction).
 func (p locationPrints) of(k monthKey) uint64 {
-	if p.ok && k.month >= p.m0 && k.month <= p.m1 {
+	if p.covers(k) {
 		return p.shared.asked(k)
 	}
 	return p.read.readings[k]
