@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/chstore"
-	"github.com/kwhouse/kwhouse/query"
-	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
@@ -100,19 +98,14 @@ func TestAMonthAnswerReadsTieredAndUntieredLocationsTogether(t *testing.T) {
 	}
 }
 
-// A month whose day the background pricer has just priced again holds two versions of
-// that day's bucket until ClickHouse merges them; a year by MONTH of another process is
-// still summed from the month's buckets (their latest versions), with no day read and
-// nothing priced, exact (B's March: 120 hours of 1,000 Wh and a new 500 Wh at 0.25), and
-// the month is kept: asked again, it is served from priced months.
+// A month whose day an answer has just priced again holds two versions of that day's
+// bucket until ClickHouse merges them; a year by MONTH of another process is still summed
+// from the month's buckets (their latest versions), with no day read and nothing priced,
+// exact (B's March: 120 hours of 1,000 Wh and a new 500 Wh at 0.25), and the month is
+// kept: asked again, it is served from priced months.
 func TestAMonthRepricedAMinuteAgoIsSummedFromItsLatestBuckets(t *testing.T) {
-	now := func() time.Time { return time.Date(2024, 3, 6, 12, 0, 0, 0, time.UTC) }
-	f := newBucketFleet(t, now)
+	f := newBucketFleet(t, nil)
 	ctx := context.Background()
-	bp := query.NewBucketPricer(f.api.App.Pricer, f.api.App.Cache, testkit.Logger(), time.Minute, 35)
-	if err := bp.Pass(ctx); err != nil {
-		t.Fatal(err)
-	}
 	want := map[string][2]float64{f.a + " 2024-03": {120000, 14.4}, f.b + " 2024-03": {120000, 30}}
 	checkMonths(t, "first answer", f.months(), want)
 	// Merges would fold the two versions before the answer reads them (not on a cluster,
@@ -120,23 +113,21 @@ func TestAMonthRepricedAMinuteAgoIsSummedFromItsLatestBuckets(t *testing.T) {
 	held := f.api.App.DB.Exec(ctx, chstore.Tool("SYSTEM STOP MERGES priced_buckets")) == nil
 	defer f.api.App.DB.Exec(ctx, chstore.Tool("SYSTEM START MERGES priced_buckets"))
 	f.readings(f.b, time.Date(2024, 3, 3, 12, 30, 0, 0, time.UTC), 1, 500)
+	want[f.b+" 2024-03"] = [2]float64{120500, 30.125}
 	p0 := f.priced()
-	if err := bp.Pass(ctx); err != nil {
-		t.Fatal(err)
-	}
+	checkMonths(t, "after a reading of B on 3 March", f.months(), want)
 	if got := f.priced() - p0; got != 1 {
-		t.Fatalf("the pass after a reading of B on 3 March priced %d buckets, want 1", got)
+		t.Fatalf("the answer after a reading of B on 3 March priced %d buckets, want 1", got)
 	}
 
 	second := &pricingCount{}
-	other := apitest.Start(t, apitest.Options{ShareWith: f.api, Observe: second.observe, Now: now})
+	other := apitest.Start(t, apitest.Options{ShareWith: f.api, Observe: second.observe})
 	f2 := *f
 	f2.do, f2.count = other.As(f.auth), second
-	want[f.b+" 2024-03"] = [2]float64{120500, 30.125}
-	checkMonths(t, "another process's answer after the pass", f2.months(), want)
+	checkMonths(t, "another process's answer", f2.months(), want)
 	n := second.take()
 	if n["query.bucket_stored"] != 0 || n["query.bucket_counts"] != 0 || second.n.Load() != 0 || (held && n["query.bucket_months_latest"] != 1) {
-		t.Errorf("another process's answer after the pass: %v, %d pricing statements; want B's March summed from its latest buckets, no day read",
+		t.Errorf("another process's answer: %v, %d pricing statements; want B's March summed from its latest buckets, no day read",
 			n, second.n.Load())
 	}
 	checkMonths(t, "asked again", f2.months(), want)
