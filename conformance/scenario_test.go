@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
@@ -311,6 +312,19 @@ func costSteps(r *run) {
 		r.call(fmt.Sprintf("fleet months %d", i), "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-01T00:00:00Z",
 			"end_time": "2024-05-01T00:00:00Z", "aggregation": "MONTH", "location_ids": []string{"{loc}"}}) // rows ascend by random ids
 	}
+	// A reading of 30 March (between the location's own): the next answer prices that day
+	// again, and the one after sums March from the latest of the day's two versions
+	// (bucket_months_latest; merges held where the table takes SYSTEM STOP MERGES, so that
+	// they cannot fold the versions first).
+	ctx, db := context.Background(), r.api.App.DB
+	_ = db.Exec(ctx, chstore.Tool("SYSTEM STOP MERGES priced_buckets"))
+	r.call("reading of 30 March", "PUT", "/meters/interval", []any{map[string]any{"location_id": "{loc}",
+		"start_time": "2024-03-30T12:30:00Z", "end_time": "2024-03-30T13:00:00Z", "value": 250, "units": "WH"}})
+	for i := 4; i <= 5; i++ {
+		r.call(fmt.Sprintf("fleet months %d", i), "POST", "/costs/fleet", map[string]any{"start_time": "2024-03-01T00:00:00Z",
+			"end_time": "2024-05-01T00:00:00Z", "aggregation": "MONTH", "location_ids": []string{"{loc}"}})
+	}
+	_ = db.Exec(ctx, chstore.Tool("SYSTEM START MERGES priced_buckets"))
 	// A location written between two fleet answers: the second reads that document again.
 	r.call("ny renamed", "PATCH", "/locations/{ny}", map[string]any{"reference_id": "NY-2"})
 	r.call("fleet after a write", "POST", "/costs/fleet", fleet)

@@ -16,8 +16,10 @@ import (
 
 var (
 	bucketMonthsStmt = chstore.Register("query.bucket_months", "buckets.sql: a batch's latest priced buckets summed per local month")
+	latestMonthsStmt = chstore.Register("query.bucket_months_latest", "buckets.sql: a batch's months holding two versions of a bucket, summed again from the latest")
 	countMonthsStmt  = chstore.Register("query.count_months", "buckets.sql: the change counts of a batch's days summed per local month")
 	bucketMonthsSQL  = renderFixed("bucket_months")
+	latestMonthsSQL  = renderFixed("bucket_months_latest")
 	countMonthsSQL   = renderFixed("count_months")
 )
 
@@ -234,7 +236,13 @@ func (c *Pricer) wholeMonths(ctx context.Context, scope kwhouse.Scope, daily Fle
 	var months []monthRow
 	var counts monthCounts
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { months, err = c.bucketMonths(gctx, args, len(b.ids)*13); return err })
+	g.Go(func() (err error) {
+		if months, err = c.bucketMonths(gctx, bucketMonthsStmt.With(bucketMonthsSQL), args, len(b.ids)*13); err != nil {
+			return err
+		}
+		months, err = c.latestMonths(gctx, scope, daily, b, zone, run, months)
+		return err
+	})
 	g.Go(func() (err error) { counts, err = c.countMonths(gctx, reachArgs(args, run)); return err })
 	if err := g.Wait(); err != nil {
 		return nil, nil, nil, err
@@ -302,7 +310,7 @@ func reachArgs(args []any, run dayRun) []any {
 // changes count only on the days that have a bucket: each bucket's day was priced under
 // the location's changes of every date and of its own date.
 func (m monthRow) valid(counts monthCounts) bool {
-	if uint64(bits.OnesCount64(m.mask)) != m.days || m.sameKind != 1 || m.readingsPrint != counts.readings[m.key] {
+	if m.twoVersions() || m.sameKind != 1 || m.readingsPrint != counts.readings[m.key] {
 		return false
 	}
 	prices := counts.every[m.key.obj.loc] * m.weights
@@ -345,9 +353,48 @@ func localMidnightOf(d uint32, zone *time.Location) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, zone)
 }
 
-// bucketMonths reads bucket_months.
-func (c *Pricer) bucketMonths(ctx context.Context, args []any, about int) ([]monthRow, error) {
-	rows, err := c.db.Query(ctx, bucketMonthsStmt.With(bucketMonthsSQL), args...)
+// latestMonths reads again, each bucket's latest version only (bucket_months_latest), the
+// months of months (bucket_months of run) that hold two versions of a bucket: one priced
+// again (by the background pricer, every pass, on a live fleet) until ClickHouse merges
+// them. It reads the run's months from the first such month to the last, for the batch's
+// locations, and returns months with those months replaced.
+func (c *Pricer) latestMonths(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch, zone *time.Location,
+	run dayRun, months []monthRow) ([]monthRow, error) {
+	var m0, m1 uint32
+	found := false
+	for _, m := range months {
+		if m.twoVersions() {
+			if !found || m.key.month < m0 {
+				m0 = m.key.month
+			}
+			m1, found = max(m1, m.key.month), true
+		}
+	}
+	if !found {
+		return months, nil
+	}
+	again := dayRunOf(maxTime(run.w0, localMidnightOf(m0, zone)), minTime(run.w1, localMidnightOf(monthEnd(m1)+1, zone)), zone)
+	latest, err := c.bucketMonths(ctx, latestMonthsStmt.With(latestMonthsSQL), stateArgs(scope, daily, b, again), len(b.ids))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]monthRow, 0, len(months))
+	for _, m := range months {
+		if m.key.month < m0 || m.key.month > m1 {
+			out = append(out, m)
+		}
+	}
+	return append(out, latest...), nil
+}
+
+// twoVersions says whether m counted a day's bucket twice: an older version not merged yet.
+func (m monthRow) twoVersions() bool {
+	return uint64(bits.OnesCount64(m.mask)) != m.days
+}
+
+// bucketMonths reads bucket_months or bucket_months_latest (stmt).
+func (c *Pricer) bucketMonths(ctx context.Context, stmt chstore.Statement, args []any, about int) ([]monthRow, error) {
+	rows, err := c.db.Query(ctx, stmt, args...)
 	if err != nil {
 		return nil, fmt.Errorf("priced buckets by month: %w", err)
 	}

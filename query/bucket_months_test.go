@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 // months asks the fleet's MONTH rows of 2024, by location and month.
@@ -94,5 +95,43 @@ func TestAMonthAnswerReadsTieredAndUntieredLocationsTogether(t *testing.T) {
 	check("after a price of March 3", f.months(), 19.2)
 	if got := f.priced() - p1; got < 1 || got > 3 {
 		t.Errorf("after a price of March 3: %d buckets priced, want A's March 2 to 4 at most", got)
+	}
+}
+
+// A month whose day an answer has just priced again holds two versions of that day's
+// bucket until ClickHouse merges them; a year by MONTH of another process is still summed
+// from the month's buckets (their latest versions), with no day read and nothing priced,
+// exact (B's March: 120 hours of 1,000 Wh and a new 500 Wh at 0.25), and the month is
+// kept: asked again, it is served from priced months.
+func TestAMonthRepricedAMinuteAgoIsSummedFromItsLatestBuckets(t *testing.T) {
+	f := newBucketFleet(t, nil)
+	ctx := context.Background()
+	want := map[string][2]float64{f.a + " 2024-03": {120000, 14.4}, f.b + " 2024-03": {120000, 30}}
+	checkMonths(t, "first answer", f.months(), want)
+	// Merges would fold the two versions before the answer reads them (not on a cluster,
+	// whose Distributed table takes no SYSTEM STOP MERGES: there the check is of money only).
+	held := f.api.App.DB.Exec(ctx, chstore.Tool("SYSTEM STOP MERGES priced_buckets")) == nil
+	defer f.api.App.DB.Exec(ctx, chstore.Tool("SYSTEM START MERGES priced_buckets"))
+	f.readings(f.b, time.Date(2024, 3, 3, 12, 30, 0, 0, time.UTC), 1, 500)
+	want[f.b+" 2024-03"] = [2]float64{120500, 30.125}
+	p0 := f.priced()
+	checkMonths(t, "after a reading of B on 3 March", f.months(), want)
+	if got := f.priced() - p0; got != 1 {
+		t.Fatalf("the answer after a reading of B on 3 March priced %d buckets, want 1", got)
+	}
+
+	second := &pricingCount{}
+	other := apitest.Start(t, apitest.Options{ShareWith: f.api, Observe: second.observe})
+	f2 := *f
+	f2.do, f2.count = other.As(f.auth), second
+	checkMonths(t, "another process's answer", f2.months(), want)
+	n := second.take()
+	if n["query.bucket_stored"] != 0 || n["query.bucket_counts"] != 0 || second.n.Load() != 0 || (held && n["query.bucket_months_latest"] != 1) {
+		t.Errorf("another process's answer: %v, %d pricing statements; want B's March summed from its latest buckets, no day read",
+			n, second.n.Load())
+	}
+	checkMonths(t, "asked again", f2.months(), want)
+	if n := second.take(); n["query.bucket_months"] != 0 || n["query.month_stored"] != 1 {
+		t.Errorf("asked again: %v, want every month served as kept", n)
 	}
 }

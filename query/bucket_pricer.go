@@ -133,10 +133,7 @@ func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, 
 			if !kinds[dir+" "+group] {
 				continue
 			}
-			// Buckets are priced and kept per day whatever the aggregation asked: one row
-			// per location is the least answer to build (it is not used).
-			req := FleetRequest{Start: w0, End: w1, Direction: dir, Aggregation: FleetAggregationNone, GroupBy: group, All: true}
-			if _, err := b.pricer.Fleet(ctx, scope, req); err != nil {
+			if err := b.priceKind(ctx, scope, dir, group, w0, w1); err != nil {
 				return fmt.Errorf("%s %s: %w", dir, group, err)
 			}
 		}
@@ -146,6 +143,29 @@ func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, 
 		if err := b.pricer.keepFleetPeaks(ctx, scope, dir, w0, w1); err != nil {
 			return fmt.Errorf("%s demand peaks: %w", dir, err)
 		}
+	}
+	return nil
+}
+
+// priceKind asks the fleet of one direction and grouping over [w0, w1), which prices its
+// stale buckets. When it priced any, it asks once more over the whole local months the
+// window touches, a day more on each side (so that they are whole in every zone): that
+// answer verifies the months priced again from their buckets' latest versions and keeps
+// them as priced months (priced_months.go), so a dashboard's MONTH answer reads them as
+// kept instead of summing their buckets, and prices nothing unless a write landed meanwhile.
+func (b *BucketPricer) priceKind(ctx context.Context, scope kwhouse.Scope, dir, group string, w0, w1 time.Time) error {
+	// Buckets are priced and kept per day whatever the aggregation asked: one row per
+	// location is the least answer to build (it is not used).
+	req := FleetRequest{Start: w0, End: w1, Direction: dir, Aggregation: FleetAggregationNone, GroupBy: group, All: true}
+	priced := b.pricer.BucketCounts().Priced
+	if _, err := b.pricer.Fleet(ctx, scope, req); err != nil || b.pricer.BucketCounts().Priced == priced {
+		return err
+	}
+	last := w1.Add(-time.Nanosecond)
+	req.Start = time.Date(w0.Year(), w0.Month(), 0, 0, 0, 0, 0, time.UTC)
+	req.End = time.Date(last.Year(), last.Month()+1, 2, 0, 0, 0, 0, time.UTC)
+	if _, err := b.pricer.Fleet(ctx, scope, req); err != nil {
+		return fmt.Errorf("keep the months priced again: %w", err)
 	}
 	return nil
 }

@@ -135,11 +135,11 @@ chstore.DayWeight, the one definition the schema's views render too. */ -}}
 -- which days (day_mask: bit n for day n), the least of "priced in the zone, tiered as the
 -- location is now" (the tiered ones come as the external table _chained), the counts each
 -- row was priced under as fingerprints (count_months: readings_print, prices_print) with
--- the sum of their days' weights (weights), and their money (an empty bucket's is 0). A bucket written again leaves its
--- older version until a merge: a month with more rows than days is not summed here (the
--- reader takes it day by day, latest version first). A window that starts or ends inside
--- a local day reads that part's bucket (as bucket_stored). The locations come as the
--- external table _locs.
+-- the sum of their days' weights (weights), and their money (an empty bucket's is 0). A
+-- bucket written again leaves its older version until a merge: a month with more rows than
+-- days is read again by bucket_months_latest. A window that starts or ends inside a local
+-- day reads that part's bucket (as bucket_stored). The locations come as the external
+-- table _locs. With "FINAL" as its argument, each bucket's latest version only.
 SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, count() AS days,
     min(toUInt8(zone = @tz AND tiered = (location_id IN (SELECT location_id FROM _chained)))) AS same_kind,
     sum(readings_seen * {{template "day_weight" "day"}}) AS readings_print,
@@ -148,9 +148,19 @@ SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, co
     countIf(empty = 0) AS served, sum(energy_wh) AS energy_wh, sum(money) AS money,
     sum(money_commodity) AS money_commodity, sum(money_non_commodity) AS money_non_commodity,
     minIf(confidence, empty = 0) AS confidence, sum(n_import) AS n_import, sum(n_export) AS n_export
-FROM priced_buckets
+FROM priced_buckets{{if .}} FINAL{{end}}
 {{template "batch_buckets"}}
 GROUP BY location_id, device_id, month_number
+{{end}}
+
+{{define "bucket_months_latest"}}
+-- bucket_months of months that hold two versions of a bucket (one written again, not yet
+-- merged: ClickHouse merges priced_buckets in its own time), each bucket's latest version
+-- only (FINAL: ReplacingMergeTree's version; every filter of batch_buckets is on the sorting
+-- key, so it holds before or after the merge). Only for those months: on 18.16 FINAL cost a
+-- year of 1,000 locations 3× the CPU and 15× the memory of bucket_months (about 300 ms and
+-- 640 MB), a re-priced month of them about 30 ms (docs/costs.md, "MONTH and NONE answers").
+{{template "bucket_months" "FINAL"}}
 {{end}}
 
 {{define "batch_buckets"}}

@@ -42,6 +42,7 @@ var goldenShapes = []struct {
 	{"bucket_stored.sql", "bucket_stored", nil},
 	{"bucket_counts.sql", "bucket_counts", nil},
 	{"bucket_months.sql", "bucket_months", nil},
+	{"bucket_months_latest.sql", "bucket_months_latest", nil},
 	{"count_months.sql", "count_months", nil},
 	{"month_prints.sql", "month_prints", nil},
 	{"month_stored.sql", "month_stored", nil},

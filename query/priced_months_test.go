@@ -92,15 +92,14 @@ func TestAYearByMonthIsServedFromPricedMonthsUntilItsReachChanges(t *testing.T) 
 	if got := f.priced() - p0; got != 1 {
 		t.Errorf("after a reading of B on 3 March: %d buckets priced, want 1", got)
 	}
-	merged := mergeBuckets(t, f)
-	checkMonths(t, "asked again", f.months(), want) // verifies and keeps B's March again
+	checkMonths(t, "asked again", f.months(), want) // verifies and keeps B's March again, merged or not
 	after := keptVersions(t, f, f.b)
-	if merged && (after["2024-03"] != before["2024-03"]+1 || after["2024-02"] != before["2024-02"] || before["2024-03"] == 0) {
+	if after["2024-03"] != before["2024-03"]+1 || after["2024-02"] != before["2024-02"] || before["2024-03"] == 0 {
 		t.Errorf("B's months kept %v before, %v after a reading of 3 March: want March alone kept again", before, after)
 	}
 	f.count.take()
 	checkMonths(t, "asked a third time", f.months(), want)
-	if n := f.count.take(); merged && n["query.bucket_months"] != 0 {
+	if n := f.count.take(); n["query.bucket_months"] != 0 {
 		t.Errorf("asked a third time: %v, want every month served as kept", n)
 	}
 
@@ -109,10 +108,9 @@ func TestAYearByMonthIsServedFromPricedMonthsUntilItsReachChanges(t *testing.T) 
 	f.prices(time.Date(2024, 4, 8, 0, 0, 0, 0, time.UTC), time.Date(2024, 4, 9, 0, 0, 0, 0, time.UTC), 0.3)
 	want[f.a+" 2024-04"] = [2]float64{48000, 10.56}
 	checkMonths(t, "after a price of 8 April", f.months(), want)
-	merged = mergeBuckets(t, f)
 	checkMonths(t, "asked again", f.months(), want)
 	after = keptVersions(t, f, f.a)
-	if merged && (after["2024-04"] != before["2024-04"]+1 || after["2024-03"] != before["2024-03"]) {
+	if after["2024-04"] != before["2024-04"]+1 || after["2024-03"] != before["2024-03"] {
 		t.Errorf("A's months kept %v before, %v after a price of 8 April: want April alone kept again", before, after)
 	}
 
@@ -132,22 +130,6 @@ func TestAYearByMonthIsServedFromPricedMonthsUntilItsReachChanges(t *testing.T) 
 	delete(want, f.b+" 2024-03")
 	checkMonths(t, "after B was deleted", f.months(), want)
 	waitNoMonths(t, f, f.b)
-}
-
-// mergeBuckets merges priced_buckets on one server and reports whether it did: a month of
-// a bucket priced again holds two versions of it until ClickHouse merges them, and is made
-// day by day and not kept meanwhile. 18.16 refuses OPTIMIZE … ON CLUSTER of a replicated
-// table, so on a cluster the months are left to the merges and their keeping is not checked.
-func mergeBuckets(t *testing.T, f *bucketFleet) bool {
-	t.Helper()
-	db := f.api.App.DB
-	if db.Cluster != "" {
-		return false
-	}
-	if err := db.Exec(context.Background(), chstore.Tool("OPTIMIZE TABLE priced_buckets FINAL")); err != nil {
-		t.Fatal(err)
-	}
-	return true
 }
 
 // waitNoMonths waits until the location's priced months are deleted (a mutation).

@@ -74,6 +74,8 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 		{"fleet all, month by DAY, every page of the default 1,000 (JSON)", 0, "DAY", month, false, false, false, "", 1000, false},
 		{"fleet all, month by DAY, include_charges (CSV)", 0, "DAY", month, true, false, false, "", 0, true},
 		{"fleet all, year by MONTH, include_charges (CSV)", 0, "MONTH", year, true, false, false, "", 0, true},
+		{"fleet all, year by MONTH, live (CSV)", 0, "MONTH", year, true, false, false, changeLive, 0, false},
+		{"fleet all, year by MONTH, live, include_charges (CSV)", 0, "MONTH", year, true, false, false, changeLive, 0, true},
 	}
 	n := max(10, o.requests/10)
 	for _, s := range shapes {
@@ -295,6 +297,8 @@ func changeBefore(ctx context.Context, a *app.App, fx *fixture, change string, i
 		return err
 	case changeCold:
 		return emptyBuckets(ctx, a, fx)
+	case changeLive:
+		return liveBefore(ctx, a, fx, i)
 	}
 	return nil
 }

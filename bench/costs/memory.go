@@ -44,24 +44,25 @@ func timeAnswer(ask func() error) (answer, error) {
 // memory is the memory per answer of a shape: ClickHouse's largest memory_usage of one of
 // an answer's statements (its queries on every node, the shards' parts of a distributed
 // one included), the sum over an answer's statements, and the Go bytes allocated (medians
-// over the answers, and the largest peak).
+// over the answers, and the largest peak), and ClickHouse's user CPU summed over an
+// answer's statements (median, microseconds).
 type memory struct {
-	chPeakMax, chPeak, chSum, goBytes uint64
+	chPeakMax, chPeak, chSum, goBytes, chCPU uint64
 }
 
 func (m memory) String() string {
 	mib := func(b uint64) float64 { return float64(b) / (1 << 20) }
-	return fmt.Sprintf("ClickHouse peak %.0f MiB (largest %.0f), summed %.0f MiB; Go %.1f MiB allocated",
-		mib(m.chPeak), mib(m.chPeakMax), mib(m.chSum), mib(m.goBytes))
+	return fmt.Sprintf("ClickHouse peak %.0f MiB (largest %.0f), summed %.0f MiB, CPU %.0f ms; Go %.1f MiB allocated",
+		mib(m.chPeak), mib(m.chPeakMax), mib(m.chSum), float64(m.chCPU)/1000, mib(m.goBytes))
 }
 
 // answerMemory reads each answer's statements from system.query_log of every node in addrs
 // (the account's statements that started and finished within the answer's seconds; a node
 // that never logged a query has no log to read).
 func answerMemory(ctx context.Context, addrs, account string, answers []answer) (memory, error) {
-	peaks, sums := make([]uint64, len(answers)), make([]uint64, len(answers))
+	peaks, sums, cpus := make([]uint64, len(answers)), make([]uint64, len(answers)), make([]uint64, len(answers))
 	for _, addr := range strings.Split(addrs, ",") {
-		if err := nodeMemory(ctx, addr, account, answers, peaks, sums); err != nil {
+		if err := nodeMemory(ctx, addr, account, answers, peaks, sums, cpus); err != nil {
 			return memory{}, fmt.Errorf("memory of the answers on %s: %w", addr, err)
 		}
 	}
@@ -71,12 +72,12 @@ func answerMemory(ctx context.Context, addrs, account string, answers []answer) 
 		gos[i] = an.goBytes
 		out.chPeakMax = max(out.chPeakMax, peaks[i])
 	}
-	out.chPeak, out.chSum, out.goBytes = median(peaks), median(sums), median(gos)
+	out.chPeak, out.chSum, out.goBytes, out.chCPU = median(peaks), median(sums), median(gos), median(cpus)
 	return out, nil
 }
 
-// nodeMemory adds one node's statements of each answer to peaks and sums.
-func nodeMemory(ctx context.Context, addr, account string, answers []answer, peaks, sums []uint64) error {
+// nodeMemory adds one node's statements of each answer to peaks, sums and cpus.
+func nodeMemory(ctx context.Context, addr, account string, answers []answer, peaks, sums, cpus []uint64) error {
 	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}})
 	if err != nil {
 		return err
@@ -90,13 +91,14 @@ func nodeMemory(ctx context.Context, addr, account string, answers []answer, pea
 		return err
 	}
 	for i, an := range answers {
-		var peak, sum uint64
-		if err := conn.QueryRow(ctx, `SELECT max(memory_usage), sum(memory_usage) FROM system.query_log
+		var peak, sum, cpu uint64
+		if err := conn.QueryRow(ctx, `SELECT max(memory_usage), sum(memory_usage),
+			sum(ProfileEvents.Values[indexOf(ProfileEvents.Names, 'UserTimeMicroseconds')]) FROM system.query_log
 			WHERE type = 2 AND query_start_time >= toDateTime(?) AND event_time <= toDateTime(?) AND position(query, ?) > 0`,
-			uint32(an.t0.Unix()), uint32(an.t1.Unix()), account).Scan(&peak, &sum); err != nil {
+			uint32(an.t0.Unix()), uint32(an.t1.Unix()), account).Scan(&peak, &sum, &cpu); err != nil {
 			return err
 		}
-		peaks[i], sums[i] = max(peaks[i], peak), sums[i]+sum
+		peaks[i], sums[i], cpus[i] = max(peaks[i], peak), sums[i]+sum, cpus[i]+cpu
 	}
 	return nil
 }

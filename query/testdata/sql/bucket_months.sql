@@ -3,11 +3,11 @@
 -- which days (day_mask: bit n for day n), the least of "priced in the zone, tiered as the
 -- location is now" (the tiered ones come as the external table _chained), the counts each
 -- row was priced under as fingerprints (count_months: readings_print, prices_print) with
--- the sum of their days' weights (weights), and their money (an empty bucket's is 0). A bucket written again leaves its
--- older version until a merge: a month with more rows than days is not summed here (the
--- reader takes it day by day, latest version first). A window that starts or ends inside
--- a local day reads that part's bucket (as bucket_stored). The locations come as the
--- external table _locs.
+-- the sum of their days' weights (weights), and their money (an empty bucket's is 0). A
+-- bucket written again leaves its older version until a merge: a month with more rows than
+-- days is read again by bucket_months_latest. A window that starts or ends inside a local
+-- day reads that part's bucket (as bucket_stored). The locations come as the external
+-- table _locs. With "FINAL" as its argument, each bucket's latest version only.
 SELECT location_id, device_id, toUInt32(toStartOfMonth(day)) AS month_number, count() AS days,
     min(toUInt8(zone = @tz AND tiered = (location_id IN (SELECT location_id FROM _chained)))) AS same_kind,
     sum(readings_seen * bitOr(intHash64(toUInt32(day)), toUInt64(1))) AS readings_print,
