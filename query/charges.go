@@ -59,7 +59,7 @@ func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) 
 	p := &pendingCharges{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		if p.tariffs, p.err = c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction); p.err != nil {
+		if p.tariffs, p.err = a.plan.Charges(a.direction); p.err != nil {
 			return
 		}
 		p.months = charges.DemandMonths(p.tariffs, req.Start, req.End, req.Aggregation == AggregationMonth)

@@ -348,14 +348,18 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 	for i, l := range locs {
 		ids[i] = l.ID
 	}
-	ts, err := c.tariffs.FleetChargesOf(ctx, scope, ids, dir)
+	all, err := c.tariffs.OfFleet(ctx, scope)
 	if err != nil {
 		return err
 	}
 	need := map[string][]charges.TariffMonth{}
-	for id, lts := range ts {
-		if ms := charges.DemandMonths(lts, from, to, true); len(ms) > 0 {
-			need[id] = ms
+	for id, p := range all.Plans(ids, from.Unix(), to.Unix()) {
+		ms, err := p.DemandMonths(dir, from, to, true)
+		if err != nil {
+			return fmt.Errorf("demand months of %s: %w", id, err)
+		}
+		if len(ms) > 0 {
+			need[id] = slices.Clone(ms) // their peaks are set here
 		}
 	}
 	return c.demandPeaks(ctx, scope, dir, need)

@@ -102,12 +102,13 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 			asked[id] = l
 		}
 	}
-	// The buckets are priced while the charging tariffs and their demand peaks are read;
-	// the peaks' month fingerprints come from the buckets' read where it has them
-	// (printsShare).
+	owed, need, err := owedOf(req, all, plans)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The buckets are priced while the demand peaks are read; the peaks' month fingerprints
+	// come from the buckets' read where it has them (printsShare).
 	var days, sums []fleetSum
-	var ts map[string][]charges.Tariff
-	var need map[string][]charges.TariffMonth
 	g, gctx := errgroup.WithContext(ctx)
 	sumsCtx, peaksCtx := gctx, gctx
 	if c.buckets != nil && req.Aggregation != AggregationDay && len(asked) > 0 {
@@ -128,16 +129,7 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		}
 		return err
 	})
-	g.Go(func() (err error) {
-		if ts, err = c.tariffs.FleetChargesOf(gctx, scope, all, req.Direction); err != nil {
-			return err
-		}
-		need = make(map[string][]charges.TariffMonth, len(ts))
-		for id, lts := range ts {
-			need[id] = charges.DemandMonths(lts, req.Start, req.End, req.Aggregation == AggregationMonth)
-		}
-		return c.demandPeaks(peaksCtx, scope, req.Direction, need)
-	})
+	g.Go(func() error { return c.demandPeaks(peaksCtx, scope, req.Direction, need) })
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
@@ -160,8 +152,7 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 			for i := w; i < len(ids) && err == nil; i += workers {
 				id := ids[i]
 				_, inBuckets := asked[id]
-				owed := owedCharges{tariffs: ts[id], months: need[id]}
-				each[i], err = billLocation(req, locs[id], plans[id], owed, byLoc[id], inBuckets, split[id], when)
+				each[i], err = billLocation(req, locs[id], plans[id], owed[id], byLoc[id], inBuckets, split[id], when)
 			}
 			return err
 		})
@@ -219,6 +210,41 @@ type locationBill struct {
 type owedCharges struct {
 	tariffs []charges.Tariff
 	months  []charges.TariffMonth
+}
+
+// owedOf is what each location of ids owes beyond energy over req's window (owedCharges),
+// from its plan, and the months with demand charges among them, by location: the plan
+// keeps its tariffs' charges and months; their copies here, one array for all, take this
+// answer's peaks (demandPeaks).
+func owedOf(req FleetRequest, ids []string, plans map[string]tariffs.Plan) (map[string]owedCharges, map[string][]charges.TariffMonth, error) {
+	owed := make(map[string]owedCharges, len(ids))
+	shared := make(map[string][]charges.TariffMonth, len(ids))
+	n := 0
+	for _, id := range ids {
+		p := plans[id]
+		ts, err := p.Charges(req.Direction)
+		if err != nil {
+			return nil, nil, fmt.Errorf("charges of %s: %w", id, err)
+		}
+		ms, err := p.DemandMonths(req.Direction, req.Start, req.End, req.Aggregation == AggregationMonth)
+		if err != nil {
+			return nil, nil, fmt.Errorf("demand months of %s: %w", id, err)
+		}
+		owed[id], shared[id], n = owedCharges{tariffs: ts}, ms, n+len(ms)
+	}
+	all := make([]charges.TariffMonth, 0, n)
+	need := make(map[string][]charges.TariffMonth, len(shared))
+	for id, ms := range shared {
+		if len(ms) == 0 {
+			continue
+		}
+		at := len(all)
+		all = append(all, ms...)
+		o := owed[id]
+		o.months = all[at:len(all):len(all)]
+		owed[id], need[id] = o, o.months
+	}
+	return owed, need, nil
 }
 
 // billLocation sums a location's days into the request's buckets (inBuckets: its sums are
