@@ -203,17 +203,26 @@ func taxOf(t *tariffs.Tariff) float64 {
 }
 
 // oneTaxRate says the energy of a plan's direction is taxed at one rate per component
-// over the local days of zone that [from, to) touches (from two days before from, a
-// local day's start): no tax change cuts their readings (cutsDay), so no day of the
-// window is split (splitDays).
-func oneTaxRate(plan tariffs.Plan, direction string, zone *time.Location, from, to time.Time) bool {
-	lo, hi := from.Unix()-2*86400, dayAfter(dayOf(uint32(to.Unix()-1), zone), zone)
-	for _, x := range taxChanges(plan, direction) {
+// over the local days of zone (a time zone's name) that [from, to) touches (from two days
+// before from, a local day's start): no tax change cuts their readings (cutsDay), so no
+// day of the window is split (splitDays). The zone is loaded only for a plan with tax
+// changes.
+func oneTaxRate(plan tariffs.Plan, direction, zone string, from, to time.Time) (bool, error) {
+	changes := taxChanges(plan, direction)
+	if len(changes) == 0 {
+		return true, nil
+	}
+	z, err := catalog.LoadZone(zone)
+	if err != nil {
+		return false, err
+	}
+	lo, hi := from.Unix()-2*86400, dayAfter(dayOf(uint32(to.Unix()-1), z), z)
+	for _, x := range changes {
 		if cutsDay(x, lo, hi) {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
 }
 
 // dayOf is the start (Unix seconds) of the local day of zone containing t.

@@ -354,9 +354,9 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 	}
 	need := map[string][]charges.TariffMonth{}
 	for id, p := range all.Plans(ids, from.Unix(), to.Unix()) {
-		ms, err := p.DemandMonths(dir, from, to, true)
+		_, ms, err := p.Owed(dir, from, to, true)
 		if err != nil {
-			return fmt.Errorf("demand months of %s: %w", id, err)
+			return fmt.Errorf("charges of %s: %w", id, err)
 		}
 		if len(ms) > 0 {
 			need[id] = slices.Clone(ms) // their peaks are set here

@@ -13,21 +13,24 @@ import (
 // answer (a year by MONTH of 1,000 locations compiled about 4 ms of Go and read the
 // scope's tariff versions again; docs/costs.md, "Bill charges").
 type planCharges struct {
-	src     []Tariff // the location's tariffs, in the order read
-	mu      sync.Mutex
-	tariffs map[string]compiledCharges // by direction
-	months  map[monthsKey][]charges.TariffMonth
+	src []Tariff // the location's tariffs, in the order read
+	mu  sync.Mutex
+	dir [2]*compiledCharges // IMPORT, EXPORT
 }
 
+// compiledCharges are the charging tariffs of one direction, and the months whose demand
+// they bill over the last window asked (a plan is made for one window).
 type compiledCharges struct {
 	tariffs []charges.Tariff
 	err     error
+	window  monthsKey
+	months  []charges.TariffMonth
+	listed  bool
 }
 
-// monthsKey names a DemandMonths list: the direction, the window (Unix nanoseconds) and
-// whether the buckets are months.
+// monthsKey names a DemandMonths list: the window (Unix nanoseconds) and whether the
+// buckets are months.
 type monthsKey struct {
-	direction    string
 	from, to     int64
 	monthBuckets bool
 }
@@ -40,51 +43,41 @@ func newPlanCharges(src []Tariff) *planCharges {
 // charge nothing more are left out), in the order the tariffs were read. The slice is
 // shared with the plan's other users: it must not be modified.
 func (p Plan) Charges(direction string) ([]charges.Tariff, error) {
+	ts, _, err := p.owed(direction, nil)
+	return ts, err
+}
+
+// Owed is Charges and charges.DemandMonths of them over [from, to), listed once per plan
+// and window. Both are shared: a caller copies the months before setting their peaks.
+func (p Plan) Owed(direction string, from, to time.Time, monthBuckets bool) ([]charges.Tariff, []charges.TariffMonth, error) {
+	return p.owed(direction, &monthsKey{from: from.UnixNano(), to: to.UnixNano(), monthBuckets: monthBuckets})
+}
+
+// owed is Owed, without months when window is nil.
+func (p Plan) owed(direction string, window *monthsKey) ([]charges.Tariff, []charges.TariffMonth, error) {
 	if p.charges == nil {
-		return nil, nil
+		return nil, nil, nil
+	}
+	i := 0
+	if direction == Export {
+		i = 1
 	}
 	p.charges.mu.Lock()
 	defer p.charges.mu.Unlock()
-	c := p.charges.compiled(direction)
-	return c.tariffs, c.err
-}
-
-// DemandMonths is charges.DemandMonths of the plan's charging tariffs of direction over
-// [from, to), listed once per plan and window. The months are shared: a caller copies
-// them before setting their peaks.
-func (p Plan) DemandMonths(direction string, from, to time.Time, monthBuckets bool) ([]charges.TariffMonth, error) {
-	if p.charges == nil {
-		return nil, nil
+	c := p.charges.dir[i]
+	if c == nil {
+		c = &compiledCharges{}
+		c.tariffs, c.err = chargesOf(p.charges.src, direction)
+		p.charges.dir[i] = c
 	}
-	p.charges.mu.Lock()
-	defer p.charges.mu.Unlock()
-	c := p.charges.compiled(direction)
-	if c.err != nil || len(c.tariffs) == 0 {
-		return nil, c.err
+	if c.err != nil || window == nil || len(c.tariffs) == 0 {
+		return c.tariffs, nil, c.err
 	}
-	k := monthsKey{direction: direction, from: from.UnixNano(), to: to.UnixNano(), monthBuckets: monthBuckets}
-	ms, ok := p.charges.months[k]
-	if !ok {
-		ms = charges.DemandMonths(c.tariffs, from, to, monthBuckets)
-		if p.charges.months == nil {
-			p.charges.months = map[monthsKey][]charges.TariffMonth{}
-		}
-		p.charges.months[k] = ms
+	if !c.listed || c.window != *window {
+		c.window, c.listed = *window, true
+		c.months = charges.DemandMonths(c.tariffs, time.Unix(0, window.from), time.Unix(0, window.to), window.monthBuckets)
 	}
-	return ms, nil
-}
-
-// compiled is the charging tariffs of direction, compiled on first use; p.mu is held.
-func (p *planCharges) compiled(direction string) compiledCharges {
-	c, ok := p.tariffs[direction]
-	if !ok {
-		c.tariffs, c.err = chargesOf(p.src, direction)
-		if p.tariffs == nil {
-			p.tariffs = map[string]compiledCharges{}
-		}
-		p.tariffs[direction] = c
-	}
-	return c
+	return c.tariffs, c.months, nil
 }
 
 func chargesOf(ts []Tariff, direction string) ([]charges.Tariff, error) {
