@@ -23,25 +23,25 @@ type splitMoney map[uint32][]charges.Energy
 // com and non: its readings' parts when the day is split (for the first of its rows; the
 // others add nothing, the parts holding all of the day), else appendEnergyAt's. It
 // consumes s.
-func (s splitMoney) appendEnergy(dst []charges.Energy, key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
+func (s splitMoney) appendEnergy(dst []charges.Energy, key uint32, com, non float64, src energySources) []charges.Energy {
 	if e, ok := s[key]; ok {
 		s[key] = nil
 		return append(dst, e...)
 	}
-	return appendEnergyAt(dst, key, com, non, plan, direction)
+	return appendEnergyAt(dst, key, com, non, src)
 }
 
 // appendReadingEnergy is appendEnergy for a reading starting at key (an answer without
 // aggregation): its split day's parts (for the day's first reading), else
 // appendEnergyAt's.
-func (s splitMoney) appendReadingEnergy(dst []charges.Energy, key uint32, zone *time.Location, com, non float64, plan tariffs.Plan,
-	direction string) []charges.Energy {
+func (s splitMoney) appendReadingEnergy(dst []charges.Energy, key uint32, zone *time.Location, com, non float64,
+	src energySources) []charges.Energy {
 	if d := dayOf(key, zone); len(s) > 0 {
 		if _, ok := s[d]; ok {
-			return s.appendEnergy(dst, d, com, non, plan, direction)
+			return s.appendEnergy(dst, d, com, non, src)
 		}
 	}
-	return appendEnergyAt(dst, key, com, non, plan, direction)
+	return appendEnergyAt(dst, key, com, non, src)
 }
 
 // splitParallel is how many split days' records are priced at once (fleetCharges).

@@ -294,8 +294,9 @@ func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, owe
 			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: w.start.Time(), End: w.end.Time()})
 		}
 	}
+	src := sourcesOf(plan, req.Direction)
 	for _, d := range days {
-		creq.Energy = split.appendEnergy(creq.Energy, d.Key, d.MoneyCom, d.MoneyNon, plan, req.Direction)
+		creq.Energy = split.appendEnergy(creq.Energy, d.Key, d.MoneyCom, d.MoneyNon, src)
 	}
 	top, each := charges.Compute(creq)
 	scratch.buckets, scratch.energy = creq.Buckets, creq.Energy
