@@ -48,7 +48,7 @@ func TestFleetBillThreeLocationsTwoZonesAndCurrencies(t *testing.T) {
 		return e.loc
 	}
 	l1 := newLoc("Europe/London", "GBP")
-	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.2}), "standing_charge": 0.5, "tax_percentage": 5})
+	t1 := e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.2}), "standing_charge": 0.5, "tax_percentage": 5})
 	e.reads(reading("2024-03-10T12:00:00Z", "2024-03-10T13:00:00Z", 2000))
 	l2 := newLoc("Europe/London", "GBP")
 	e.tariff(map[string]any{"schedule": flat(map[string]any{"fixed": 0.3}), "standing_charge": 0.4, "tax_percentage": 20,
@@ -103,6 +103,12 @@ func TestFleetBillThreeLocationsTwoZonesAndCurrencies(t *testing.T) {
 	e.reads(reading("2024-03-25T10:00:00Z", "2024-03-25T10:30:00Z", 3000))
 	e.fleetBill("MONTH", "location")[l2+" GBP"].Charges.check(t, "after a new peak",
 		billCharges{2.55, 12.4, 12, 26.95 * 0.2, 26.95 * 1.2})
+	// A contract ended on 21 March charges the standing days before it only, in the very
+	// next answer: 20 days of London 1's.
+	if r := e.do("PATCH", "/tariffs/elements/"+t1, map[string]any{"contract_end_date": "2024-03-21T00:00:00Z"}); r.Status != 200 {
+		t.Fatalf("end London 1's contract: %d %s", r.Status, r.Body)
+	}
+	e.fleetBill("MONTH", "location")[l1+" GBP"].Charges.check(t, "after the contract ends", billCharges{0.4, 10, 0, 10.4 * 0.05, 10.4 * 1.05})
 	// Devices have no bill.
 	if r := e.do("POST", "/costs/fleet", map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-04-01T00:00:00Z",
 		"group_by": "device", "include_charges": true}); r.Status != 400 || r.Map(t)["param"] != "include_charges" {

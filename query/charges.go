@@ -59,7 +59,7 @@ func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) 
 	p := &pendingCharges{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		if p.tariffs, p.err = c.tariffs.ChargesOf(ctx, a.scope, a.location, a.direction); p.err != nil {
+		if p.tariffs, p.err = a.plan.Charges(a.direction); p.err != nil {
 			return
 		}
 		p.months = charges.DemandMonths(p.tariffs, req.Start, req.End, req.Aggregation == AggregationMonth)
@@ -109,12 +109,13 @@ func (p *pendingCharges) add(ctx context.Context, c *Pricer, a costArgs, zone *t
 // (splitMoney).
 func energyByTariff(rows []costRow, plan tariffs.Plan, direction string, split splitMoney, readings bool, zone *time.Location) []charges.Energy {
 	out := make([]charges.Energy, 0, 2*len(rows))
+	src := sourcesOf(plan, direction)
 	for _, r := range rows {
 		if readings {
-			out = split.appendReadingEnergy(out, r.Key, zone, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)
+			out = split.appendReadingEnergy(out, r.Key, zone, r.MoneyCommodity, r.MoneyNonCommodity, src)
 			continue
 		}
-		out = split.appendEnergy(out, r.Key, r.MoneyCommodity, r.MoneyNonCommodity, plan, direction)
+		out = split.appendEnergy(out, r.Key, r.MoneyCommodity, r.MoneyNonCommodity, src)
 	}
 	return out
 }
@@ -128,16 +129,24 @@ func energyComponents(direction string) (cc, nc int) {
 	return tariffs.CompImportCommodity, tariffs.CompImportNonCommodity
 }
 
+// energySources are the sources of a direction's energy components in a plan: commodity
+// and non-commodity (energyComponents), looked up once per location.
+type energySources struct{ com, non []tariffs.Source }
+
+func sourcesOf(plan tariffs.Plan, direction string) energySources {
+	cc, nc := energyComponents(direction)
+	return energySources{com: plan.Sources[cc], non: plan.Sources[nc]}
+}
+
 // appendEnergyAt appends to dst the money of a row starting at key (a local day's start
 // for days, a reading's start for readings) split into its commodity and non-commodity
-// parts, each charged by the tariff of that component at key, which taxes it. A day whose
-// readings a tariff of another tax rate cuts is split into its readings instead
-// (splitEnergy).
-func appendEnergyAt(dst []charges.Energy, key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
-	cc, nc := energyComponents(direction)
+// parts, each charged by the tariff of that component at key (src), which taxes it. A
+// day whose readings a tariff of another tax rate cuts is split into its readings
+// instead (splitEnergy).
+func appendEnergyAt(dst []charges.Energy, key uint32, com, non float64, src energySources) []charges.Energy {
 	at := time.Unix(int64(key), 0)
-	return append(dst, charges.Energy{At: at, TariffID: sourceAt(plan.Sources[cc], int64(key)), Money: com},
-		charges.Energy{At: at, TariffID: sourceAt(plan.Sources[nc], int64(key)), Money: non})
+	return append(dst, charges.Energy{At: at, TariffID: sourceAt(src.com, int64(key)), Money: com},
+		charges.Energy{At: at, TariffID: sourceAt(src.non, int64(key)), Money: non})
 }
 
 // sourceAt is the id of the tariff that prices instant t among a component's sources

@@ -23,25 +23,25 @@ type splitMoney map[uint32][]charges.Energy
 // com and non: its readings' parts when the day is split (for the first of its rows; the
 // others add nothing, the parts holding all of the day), else appendEnergyAt's. It
 // consumes s.
-func (s splitMoney) appendEnergy(dst []charges.Energy, key uint32, com, non float64, plan tariffs.Plan, direction string) []charges.Energy {
+func (s splitMoney) appendEnergy(dst []charges.Energy, key uint32, com, non float64, src energySources) []charges.Energy {
 	if e, ok := s[key]; ok {
 		s[key] = nil
 		return append(dst, e...)
 	}
-	return appendEnergyAt(dst, key, com, non, plan, direction)
+	return appendEnergyAt(dst, key, com, non, src)
 }
 
 // appendReadingEnergy is appendEnergy for a reading starting at key (an answer without
 // aggregation): its split day's parts (for the day's first reading), else
 // appendEnergyAt's.
-func (s splitMoney) appendReadingEnergy(dst []charges.Energy, key uint32, zone *time.Location, com, non float64, plan tariffs.Plan,
-	direction string) []charges.Energy {
+func (s splitMoney) appendReadingEnergy(dst []charges.Energy, key uint32, zone *time.Location, com, non float64,
+	src energySources) []charges.Energy {
 	if d := dayOf(key, zone); len(s) > 0 {
 		if _, ok := s[d]; ok {
-			return s.appendEnergy(dst, d, com, non, plan, direction)
+			return s.appendEnergy(dst, d, com, non, src)
 		}
 	}
-	return appendEnergyAt(dst, key, com, non, plan, direction)
+	return appendEnergyAt(dst, key, com, non, src)
 }
 
 // splitParallel is how many split days' records are priced at once (fleetCharges).
@@ -203,17 +203,26 @@ func taxOf(t *tariffs.Tariff) float64 {
 }
 
 // oneTaxRate says the energy of a plan's direction is taxed at one rate per component
-// over the local days of zone that [from, to) touches (from two days before from, a
-// local day's start): no tax change cuts their readings (cutsDay), so no day of the
-// window is split (splitDays).
-func oneTaxRate(plan tariffs.Plan, direction string, zone *time.Location, from, to time.Time) bool {
-	lo, hi := from.Unix()-2*86400, dayAfter(dayOf(uint32(to.Unix()-1), zone), zone)
-	for _, x := range taxChanges(plan, direction) {
+// over the local days of zone (a time zone's name) that [from, to) touches (from two days
+// before from, a local day's start): no tax change cuts their readings (cutsDay), so no
+// day of the window is split (splitDays). The zone is loaded only for a plan with tax
+// changes.
+func oneTaxRate(plan tariffs.Plan, direction, zone string, from, to time.Time) (bool, error) {
+	changes := taxChanges(plan, direction)
+	if len(changes) == 0 {
+		return true, nil
+	}
+	z, err := catalog.LoadZone(zone)
+	if err != nil {
+		return false, err
+	}
+	lo, hi := from.Unix()-2*86400, dayAfter(dayOf(uint32(to.Unix()-1), z), z)
+	for _, x := range changes {
 		if cutsDay(x, lo, hi) {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
 }
 
 // dayOf is the start (Unix seconds) of the local day of zone containing t.

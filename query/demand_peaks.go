@@ -218,8 +218,10 @@ func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string]
 }
 
 // storedPeaks reads demand_stored by location (locs of them, about months in all). A row
-// is one entry of a month's peaks: its month is found among its location's (a few tariffs'
-// months: a scan) or added.
+// is one entry of a month's peaks; a month's entries come one after another (arrayJoin),
+// so a row's month is the last one added unless its location, month or key differ, when
+// it is found among its location's (a few tariffs' months: a scan) or added. The peaks
+// are cut from one array.
 func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (map[string][]keptPeak, error) {
 	rows, err := c.db.Query(ctx, demandStoredStmt.With(demandStoredSQL), args...)
 	if err != nil {
@@ -228,25 +230,38 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (
 	defer rows.Close()
 	out := make(map[string][]keptPeak, locs)
 	months := max(1, about/max(1, locs))
-	var loc, key string
+	var loc, key, lastLoc string
 	var row keptPeak
 	var n, entry uint32
 	var peak float64
+	var slab []float64
+	var ks []keptPeak // lastLoc's
+	last := -1        // the index of the month of the row before among ks
 	dest := []any{&loc, &row.month, &key, &row.seen, &n, &entry, &peak}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan kept demand peaks: %w", err)
 		}
-		ks := out[loc]
+		if loc != lastLoc {
+			ks, last = out[loc], -1
+		}
 		tariff := strings.TrimPrefix(key, keptKeyPrefix)
-		i := slices.IndexFunc(ks, func(k keptPeak) bool { return k.month == row.month && k.key == tariff })
+		i := last
+		if i < 0 || ks[i].month != row.month || ks[i].key != tariff {
+			i = slices.IndexFunc(ks, func(k keptPeak) bool { return k.month == row.month && k.key == tariff })
+		}
 		if i < 0 {
 			if ks == nil {
 				ks = make([]keptPeak, 0, months)
 			}
-			i, ks = len(ks), append(ks, keptPeak{month: row.month, key: tariff, seen: row.seen, peaks: make([]float64, n)})
+			if len(slab) < int(n) {
+				slab = make([]float64, max(int(n), 1024))
+			}
+			i, ks = len(ks), append(ks, keptPeak{month: row.month, key: tariff, seen: row.seen, peaks: slab[:n:n]})
+			slab = slab[n:]
 			out[loc] = ks
 		}
+		lastLoc, last = loc, i
 		if int(entry) >= 1 && int(entry) <= len(ks[i].peaks) {
 			ks[i].peaks[entry-1] = peak
 		}
@@ -348,14 +363,18 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 	for i, l := range locs {
 		ids[i] = l.ID
 	}
-	ts, err := c.tariffs.FleetChargesOf(ctx, scope, ids, dir)
+	all, err := c.tariffs.OfFleet(ctx, scope)
 	if err != nil {
 		return err
 	}
 	need := map[string][]charges.TariffMonth{}
-	for id, lts := range ts {
-		if ms := charges.DemandMonths(lts, from, to, true); len(ms) > 0 {
-			need[id] = ms
+	for id, p := range all.Plans(ids, from.Unix(), to.Unix()) {
+		_, ms, err := p.Owed(dir, from, to, true)
+		if err != nil {
+			return fmt.Errorf("charges of %s: %w", id, err)
+		}
+		if len(ms) > 0 {
+			need[id] = slices.Clone(ms) // their peaks are set here
 		}
 	}
 	return c.demandPeaks(ctx, scope, dir, need)

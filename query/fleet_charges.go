@@ -88,26 +88,21 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	plans map[string]tariffs.Plan) ([]fleetSum, []charges.Totals, error) {
 	daily := req
 	daily.Aggregation = AggregationDay
-	all := make([]string, 0, len(locs))
-	byDay, asked := map[string]catalog.Location{}, map[string]catalog.Location{}
-	for id, l := range locs {
-		all = append(all, id)
-		zone, err := catalog.LoadZone(l.Timezone)
-		if err != nil {
-			return nil, nil, fmt.Errorf("zone of %s: %w", id, err)
-		}
-		if !oneTaxRate(plans[id], req.Direction, zone, req.Start, req.End) {
-			byDay[id] = l
-		} else {
-			asked[id] = l
-		}
+	asked, byDay, err := byTaxRates(req, locs, plans)
+	if err != nil {
+		return nil, nil, err
 	}
-	// The buckets are priced while the charging tariffs and their demand peaks are read;
-	// the peaks' month fingerprints come from the buckets' read where it has them
-	// (printsShare).
+	all := make([]string, 0, len(locs))
+	for id := range locs {
+		all = append(all, id)
+	}
+	owed, need, err := owedOf(req, all, plans)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The buckets are priced while the demand peaks are read; the peaks' month fingerprints
+	// come from the buckets' read where it has them (printsShare).
 	var days, sums []fleetSum
-	var ts map[string][]charges.Tariff
-	var need map[string][]charges.TariffMonth
 	g, gctx := errgroup.WithContext(ctx)
 	sumsCtx, peaksCtx := gctx, gctx
 	if c.buckets != nil && req.Aggregation != AggregationDay && len(asked) > 0 {
@@ -128,16 +123,7 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		}
 		return err
 	})
-	g.Go(func() (err error) {
-		if ts, err = c.tariffs.FleetChargesOf(gctx, scope, all, req.Direction); err != nil {
-			return err
-		}
-		need = make(map[string][]charges.TariffMonth, len(ts))
-		for id, lts := range ts {
-			need[id] = charges.DemandMonths(lts, req.Start, req.End, req.Aggregation == AggregationMonth)
-		}
-		return c.demandPeaks(peaksCtx, scope, req.Direction, need)
-	})
+	g.Go(func() error { return c.demandPeaks(peaksCtx, scope, req.Direction, need) })
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
@@ -157,11 +143,11 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	for w := range workers {
 		bg.Go(func() (err error) {
 			when := &bucketDates{req: req} // a worker's own: rows share their dates
+			var scratch billArrays         // and its arrays
 			for i := w; i < len(ids) && err == nil; i += workers {
 				id := ids[i]
 				_, inBuckets := asked[id]
-				owed := owedCharges{tariffs: ts[id], months: need[id]}
-				each[i], err = billLocation(req, locs[id], plans[id], owed, byLoc[id], inBuckets, split[id], when)
+				each[i], err = billLocation(req, locs[id], plans[id], owed[id], byLoc[id], inBuckets, split[id], when, &scratch)
 			}
 			return err
 		})
@@ -178,6 +164,33 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		out, bills = append(out, lb.rolled...), append(bills, lb.totals...)
 	}
 	return out, bills, nil
+}
+
+// byTaxRates parts locs into those whose energy is taxed at one rate over req's window
+// (oneTaxRate: asked, priced in its buckets; locs itself when all are) and the others
+// (byDay, priced by local day).
+func byTaxRates(req FleetRequest, locs map[string]catalog.Location, plans map[string]tariffs.Plan) (
+	asked, byDay map[string]catalog.Location, err error) {
+	byDay = map[string]catalog.Location{}
+	for id, l := range locs {
+		one, err := oneTaxRate(plans[id], req.Direction, l.Timezone, req.Start, req.End)
+		if err != nil {
+			return nil, nil, fmt.Errorf("zone of %s: %w", id, err)
+		}
+		if !one {
+			byDay[id] = l
+		}
+	}
+	if len(byDay) == 0 {
+		return locs, byDay, nil
+	}
+	asked = make(map[string]catalog.Location, len(locs)-len(byDay))
+	for id, l := range locs {
+		if _, ok := byDay[id]; !ok {
+			asked[id] = l
+		}
+	}
+	return asked, byDay, nil
 }
 
 // groupByLocation groups the sums in the request's buckets and the days of the locations
@@ -221,11 +234,48 @@ type owedCharges struct {
 	months  []charges.TariffMonth
 }
 
+// owedOf is what each location of ids owes beyond energy over req's window (owedCharges),
+// from its plan, and the months with demand charges among them, by location: the plan
+// keeps its tariffs' charges and months; their copies here, one array for all, take this
+// answer's peaks (demandPeaks).
+func owedOf(req FleetRequest, ids []string, plans map[string]tariffs.Plan) (map[string]owedCharges, map[string][]charges.TariffMonth, error) {
+	owed := make(map[string]owedCharges, len(ids))
+	shared := make(map[string][]charges.TariffMonth, len(ids))
+	n := 0
+	for _, id := range ids {
+		ts, ms, err := plans[id].Owed(req.Direction, req.Start, req.End, req.Aggregation == AggregationMonth)
+		if err != nil {
+			return nil, nil, fmt.Errorf("charges of %s: %w", id, err)
+		}
+		owed[id], shared[id], n = owedCharges{tariffs: ts}, ms, n+len(ms)
+	}
+	all := make([]charges.TariffMonth, 0, n)
+	need := make(map[string][]charges.TariffMonth, len(shared))
+	for id, ms := range shared {
+		if len(ms) == 0 {
+			continue
+		}
+		at := len(all)
+		all = append(all, ms...)
+		o := owed[id]
+		o.months = all[at:len(all):len(all)]
+		owed[id], need[id] = o, o.months
+	}
+	return owed, need, nil
+}
+
+// billArrays are a billing worker's arrays of a location's buckets and energy, reused
+// location after location: charges.Compute keeps neither.
+type billArrays struct {
+	buckets []charges.Bucket
+	energy  []charges.Energy
+}
+
 // billLocation sums a location's days into the request's buckets (inBuckets: its sums are
 // in them already) and computes each bucket's charges; split holds the energy of its
 // split days by reading (fleetSplitEnergy); when dates the buckets.
 func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, owed owedCharges,
-	days []fleetSum, inBuckets bool, split splitMoney, when *bucketDates) (locationBill, error) {
+	days []fleetSum, inBuckets bool, split splitMoney, when *bucketDates, scratch *billArrays) (locationBill, error) {
 	zone, err := catalog.LoadZone(loc.Timezone)
 	if err != nil {
 		return locationBill{}, fmt.Errorf("zone of %s: %w", loc.ID, err)
@@ -236,7 +286,7 @@ func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, owe
 		sort.Slice(rolled, func(i, j int) bool { return rolled[i].Key < rolled[j].Key })
 	}
 	creq := charges.Request{Tariffs: owed.tariffs, From: req.Start, To: req.End, MonthBuckets: req.Aggregation == AggregationMonth,
-		Months: owed.months, Buckets: make([]charges.Bucket, 0, len(rolled)), Energy: make([]charges.Energy, 0, 2*len(days))}
+		Months: owed.months, Buckets: scratch.buckets[:0], Energy: scratch.energy[:0]}
 	lb := locationBill{rolled: rolled}
 	if req.Aggregation != FleetAggregationNone {
 		for _, s := range rolled {
@@ -244,10 +294,12 @@ func billLocation(req FleetRequest, loc catalog.Location, plan tariffs.Plan, owe
 			creq.Buckets = append(creq.Buckets, charges.Bucket{Start: w.start.Time(), End: w.end.Time()})
 		}
 	}
+	src := sourcesOf(plan, req.Direction)
 	for _, d := range days {
-		creq.Energy = split.appendEnergy(creq.Energy, d.Key, d.MoneyCom, d.MoneyNon, plan, req.Direction)
+		creq.Energy = split.appendEnergy(creq.Energy, d.Key, d.MoneyCom, d.MoneyNon, src)
 	}
 	top, each := charges.Compute(creq)
+	scratch.buckets, scratch.energy = creq.Buckets, creq.Energy
 	lb.totals = each
 	if req.Aggregation == FleetAggregationNone {
 		lb.totals = make([]charges.Totals, len(rolled))

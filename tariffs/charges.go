@@ -1,7 +1,6 @@
 package tariffs
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -216,54 +215,4 @@ func withDefaults(ds []DemandCharge) []DemandCharge {
 // HasCharges reports whether t charges anything beyond energy.
 func (t *Tariff) HasCharges() bool {
 	return deref(t.StandingCharge) != 0 || len(t.DemandCharges) > 0 || deref(t.TaxPercentage) != 0
-}
-
-// ChargesOf returns what the tariffs of direction at a location charge beyond energy
-// (those that charge nothing more are left out).
-func (s *Service) ChargesOf(ctx context.Context, scope kwhouse.Scope, locationID, direction string) ([]charges.Tariff, error) {
-	ts, err := s.readTariffs(ctx, scope, locationID)
-	if err != nil {
-		return nil, err
-	}
-	return chargesOf(ts, direction)
-}
-
-// FleetChargesOf is ChargesOf for many locations, from one read of the scope's tariffs.
-func (s *Service) FleetChargesOf(ctx context.Context, scope kwhouse.Scope, locationIDs []string, direction string) (map[string][]charges.Tariff, error) {
-	all, err := s.ofScope(ctx, scope)
-	if err != nil {
-		return nil, err
-	}
-	want := make(map[string]bool, len(locationIDs))
-	for _, id := range locationIDs {
-		want[id] = true
-	}
-	byLocation := map[string][]Tariff{}
-	for _, t := range all {
-		if want[t.LocationID] {
-			byLocation[t.LocationID] = append(byLocation[t.LocationID], t)
-		}
-	}
-	out := make(map[string][]charges.Tariff, len(byLocation))
-	for id, ts := range byLocation {
-		if out[id], err = chargesOf(ts, direction); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func chargesOf(ts []Tariff, direction string) ([]charges.Tariff, error) {
-	var out []charges.Tariff
-	for i := range ts {
-		if ts[i].Direction != direction || !ts[i].HasCharges() {
-			continue
-		}
-		c, err := ts[i].Charges()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }

@@ -35,7 +35,8 @@ type Plan struct {
 	RangeStart int64 // Unix second from which rate periods are needed
 	RangeEnd   int64 // Unix second until which rate periods are needed
 	tariffs    []*Tariff
-	priceKey   string // PriceKey, computed with the plan
+	priceKey   string       // PriceKey, computed with the plan
+	charges    *planCharges // Charges and DemandMonths, compiled on first use
 }
 
 // EnsureRates makes sure the stored rate periods (tariff_rates) cover the plan's range:
@@ -137,7 +138,7 @@ func (s *Service) EnsureFleetRates(ctx context.Context, scope kwhouse.Scope, pla
 // planOf builds the plan of one location's tariffs ts for records starting from w0 and
 // reaching until end; counters says whether tier counters must run.
 func planOf(ts []Tariff, w0, end int64, counters bool) Plan {
-	p := Plan{Sources: map[int][]Source{}, Lookback: w0}
+	p := Plan{Sources: map[int][]Source{}, Lookback: w0, charges: newPlanCharges(ts)}
 	byComp := map[int][]*Tariff{}
 	markets := map[string]bool{}
 	for i := range ts {
