@@ -1,0 +1,26 @@
+-- The state token of a fleet answer (docs/costs.md, "Answer cache"): what every input of
+-- an answer of the scope over a window has recorded so far, one row per part, each a count
+-- and a weighted sum (uint64 arithmetic wraps). Part 0, the meter record rows written
+-- (reading_changes_by_month: both directions, location and device level) over the reach of
+-- the months [@m0, @m1], which holds every UTC date whose records a window's answer reads
+-- (its tier lookback included); each object's fingerprint times an odd weight of the
+-- object, so two replicas that each lack another write never add up to the same sum. Part
+-- 1, the price changes (price_changes) dated [@p0, @p1] and of every date (1970-01-01),
+-- each count times its date's and its location's weights. Part 2, the scope's documents
+-- an answer reads (count and a sum of a hash of each version row: a write or a delete adds
+-- a row, a merge only drops older rows, so neither leaves it as it was). Each part is one
+-- SELECT: 18.16 analyses a nested one again at every level.
+SELECT toUInt8(0) AS part, sum(n) AS total,
+    sum(print * bitOr(cityHash64(location_id, device_id, toUInt8(direction)), toUInt64(1))) AS weighted
+FROM reading_changes_by_month
+WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1)
+UNION ALL
+SELECT toUInt8(1) AS part, sum(n) AS total,
+    sum(n * bitOr(intHash64(toUInt32(day)), toUInt64(1)) * bitOr(cityHash64(location_id), toUInt64(1))) AS weighted
+FROM price_changes
+WHERE account_id = @account AND live_mode = @live
+    AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
+UNION ALL
+SELECT toUInt8(2) AS part, count() AS total, sum(intHash64(version)) AS weighted
+FROM documents
+WHERE account_id = @account AND live_mode = @live AND kind IN ('customer', 'location', 'device', 'tariff', 'market')
