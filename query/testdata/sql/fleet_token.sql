@@ -6,10 +6,12 @@
 -- (its tier lookback included); each object's fingerprint times an odd weight of the
 -- object, so two replicas that each lack another write never add up to the same sum. Part
 -- 1, the price changes (price_changes) dated [@p0, @p1] and of every date (1970-01-01),
--- each count times its date's and its location's weights. Part 2, the scope's documents
--- an answer reads (count and a sum of a hash of each version row: a write or a delete adds
--- a row, a merge only drops older rows, so neither leaves it as it was). Each part is one
--- SELECT: 18.16 analyses a nested one again at every level.
+-- each count times its date's and its location's weights. Part 2, the scope's documents an
+-- answer reads: how many, and a sum of a hash of each one's latest version (what the
+-- catalog's reads take: a write or a delete gives its document a new latest version, and a
+-- merge, which drops older versions only, changes neither). The first two parts are one
+-- SELECT each: 18.16 analyses a nested one again at every level (the documents' grouping
+-- cost 0.2 ms of CPU more than a sum over every version row, which each merge changed).
 SELECT toUInt8(0) AS part, sum(n) AS total,
     sum(print * bitOr(cityHash64(location_id, device_id, toUInt8(direction)), toUInt64(1))) AS weighted
 FROM reading_changes_by_month
@@ -21,6 +23,10 @@ FROM price_changes
 WHERE account_id = @account AND live_mode = @live
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
 UNION ALL
-SELECT toUInt8(2) AS part, count() AS total, sum(intHash64(version)) AS weighted
-FROM documents
-WHERE account_id = @account AND live_mode = @live AND kind IN ('customer', 'location', 'device', 'tariff', 'market')
+SELECT toUInt8(2) AS part, count() AS total, sum(intHash64(latest)) AS weighted
+FROM (
+    SELECT max(version) AS latest
+    FROM documents
+    WHERE account_id = @account AND live_mode = @live AND kind IN ('customer', 'location', 'device', 'tariff', 'market')
+    GROUP BY kind, id
+)
