@@ -15,8 +15,9 @@ var (
 	fleetTokenSQL  = renderFixed("fleet_token")
 )
 
-// fleetTokenParts are the rows of fleet_token.sql: records, price changes, documents.
-const fleetTokenParts = 3
+// fleetTokenParts are the rows of fleet_token.sql: records by month, price changes,
+// documents, records by date.
+const fleetTokenParts = 4
 
 // fleetToken is the state token of a fleet answer (docs/costs.md, "Answer cache"): per
 // part of fleet_token.sql, its count and its weighted sum. The counts only grow and every
@@ -47,10 +48,14 @@ func (c *Pricer) readFleetToken(ctx context.Context, scope kwhouse.Scope, req Fl
 	}
 	date := func(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 	var tok fleetToken
+	m0, m1 := month(req.Start.Add(-2*day)), month(req.End.Add(-time.Second))
+	first, _ := time.Parse(time.DateOnly, m0)
+	last, _ := time.Parse(time.DateOnly, m1)
 	rows, err := c.db.Query(ctx, fleetTokenStmt.With(fleetTokenSQL), chstore.Named("account", scope.AccountID),
-		chstore.Named("live", scope.LiveByte()), chstore.Named("m0", month(req.Start.Add(-2*day))),
-		chstore.Named("m1", month(req.End.Add(-time.Second))), chstore.Named("p0", date(req.Start.Add(-2*day))),
-		chstore.Named("p1", date(req.End.Add(2*day))))
+		chstore.Named("live", scope.LiveByte()), chstore.Named("m0", m0), chstore.Named("m1", m1),
+		chstore.Named("r0", date(first.Add(-chstore.ReachBefore*day))),
+		chstore.Named("r1", date(last.AddDate(0, 1, 0).Add((chstore.ReachAfter-1)*day))),
+		chstore.Named("p0", date(req.Start.Add(-2*day))), chstore.Named("p1", date(req.End.Add(2*day))))
 	if err != nil {
 		return tok, fmt.Errorf("fleet state token: %w", err)
 	}

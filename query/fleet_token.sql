@@ -18,6 +18,15 @@ SELECT toUInt8(0) AS part, sum(n) AS total,
 FROM reading_changes_by_month
 WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1)
 UNION ALL
+-- Part 3, the same rows' per-date counts (reading_changes) over the same reach, [@r0, @r1]:
+-- one insert's views write the two tables one after the other (18.16 in the order of the
+-- views' names), and an answer reads both (bucket_counts the dates', month_prints the
+-- months'), so a token read between the two writes must differ from the token after both.
+SELECT toUInt8(3) AS part, sum(n) AS total,
+    sum(n * {{template "day_weight" "day"}} * bitOr(cityHash64(location_id, device_id, toUInt8(direction)), toUInt64(1))) AS weighted
+FROM reading_changes
+WHERE account_id = @account AND live_mode = @live AND day >= toDate(@r0) AND day <= toDate(@r1)
+UNION ALL
 SELECT toUInt8(1) AS part, sum(n) AS total,
     sum(n * {{template "day_weight" "day"}} * bitOr(cityHash64(location_id), toUInt64(1))) AS weighted
 FROM price_changes
