@@ -253,6 +253,18 @@ type Costs struct {
 	// of a POST /costs/session answer): more is refused (400) and the caller narrows the
 	// window or aggregates.
 	MaxRawItems int `mapstructure:"max_raw_items"`
+	// AnswerCache serves a fleet answer asked again, by any process, from Redis while the
+	// state token it was computed under is unchanged (docs/costs.md, "Answer cache"):
+	// "on", "off" (also ""), or "auto" (on without clickhouse.cluster). AnswerCacheTTL and
+	// AnswerCacheMaxBytes bound what one answer keeps there.
+	AnswerCache         string        `mapstructure:"answer_cache"`
+	AnswerCacheTTL      time.Duration `mapstructure:"answer_cache_ttl"`
+	AnswerCacheMaxBytes int           `mapstructure:"answer_cache_max_bytes"`
+}
+
+// AnswerCacheOn reports whether the fleet answer cache is on, on a cluster or not.
+func (c Costs) AnswerCacheOn(cluster bool) bool {
+	return c.AnswerCache == "on" || (c.AnswerCache == "auto" && !cluster)
 }
 
 // Schedules bounds POST /schedules (docs/schedules.md).
@@ -313,6 +325,9 @@ func SetDefaults(v *viper.Viper) {
 	v.SetDefault("costs.pricer", true)
 	v.SetDefault("costs.pricer_interval", 30*time.Second)
 	v.SetDefault("costs.pricer_days", 35)
+	v.SetDefault("costs.answer_cache", "auto")
+	v.SetDefault("costs.answer_cache_ttl", 10*time.Minute)
+	v.SetDefault("costs.answer_cache_max_bytes", 16<<20)
 	v.SetDefault("auth.unknown_key_ttl", 30*time.Second)
 	v.SetDefault("ingest.max_records_per_request", 10000)
 	v.SetDefault("ingest.max_body_bytes", int64(256)<<20)

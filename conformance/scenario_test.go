@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/testkit"
@@ -31,6 +32,7 @@ type run struct {
 	api   *apitest.API
 	clock *testkit.Clock
 	auth  string
+	scope kwhouse.Scope     // the account's test mode
 	ids   map[string]string // real id → "#n"
 	names map[string]string // scenario name → real id
 	steps []step
@@ -123,7 +125,8 @@ func (r *run) normalise(v any) any {
 // scenario is the sequence both engines run.
 func scenario(t *testing.T, api *apitest.API, clock *testkit.Clock) []step {
 	acc := api.NewAccount("conformance")
-	r := &run{t: t, api: api, clock: clock, auth: acc.Test(), ids: map[string]string{}, names: map[string]string{}}
+	r := &run{t: t, api: api, clock: clock, auth: acc.Test(), scope: kwhouse.Scope{AccountID: acc.ID}, ids: map[string]string{},
+		names: map[string]string{}}
 	ctx := context.Background()
 	accs, err := api.App.Accounts.List(ctx)
 	if err != nil {
@@ -342,6 +345,18 @@ func costSteps(r *run) {
 	bp := query.NewBucketPricer(p, a.Cache, testkit.Logger(), time.Minute, 35)
 	err := bp.Pass(context.Background())
 	r.record("bucket pricer pass", 200, []byte(fmt.Sprint(err == nil)))
+	// The fleet answer cache (docs/costs.md, "Answer cache"): its state token, read before
+	// an answer is computed and again when it is asked again.
+	c := query.NewPricer(a.DB, a.Tariffs, a.Catalog, a.Carbon, a.Now)
+	c.UseAnswerCache(a.Cache, time.Minute, 1<<20)
+	req := query.FleetRequest{Start: time.Date(2024, 3, 30, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 4, 2, 0, 0, 0, 0, time.UTC)}
+	for _, name := range []string{"fleet answer cache", "fleet answer cache again"} {
+		b, err := c.FleetEncoded(context.Background(), r.scope, req, "json", func(out query.FleetCost) ([]byte, error) { return json.Marshal(out) })
+		if err != nil {
+			r.t.Fatalf("%s: %v", name, err)
+		}
+		r.record(name, 200, b)
+	}
 }
 
 func rateSteps(r *run) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -58,21 +59,35 @@ func (s *Server) costFleet(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	out, err := s.deps.Pricer.Fleet(c.Request.Context(), scopeOf(c), req)
+	format, contentType, encode := "json", "application/json; charset=utf-8", encodeFleetJSON
+	if asCSV {
+		format, contentType = "csv", "text/csv; charset=utf-8"
+		encode = func(out query.FleetCost) ([]byte, error) { return encodeFleetCSV(out, req.IncludeCharges) }
+	}
+	// The whole answer is encoded before anything is sent (or served whole from the answer
+	// cache): a row that cannot be written is a 500 with the error body, not a 200 cut short.
+	b, err := s.deps.Pricer.FleetEncoded(c.Request.Context(), scopeOf(c), req, format, encode)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	if !asCSV {
-		s.writeJSON(c, http.StatusOK, out)
-		return
-	}
-	// The whole CSV is made before anything is sent: a row that cannot be written is a
-	// 500 with the error body, not a 200 cut short.
-	b, err := fleetCSV(out, req.IncludeCharges)
+	c.Data(http.StatusOK, contentType, b)
+}
+
+// encodeFleetJSON is a fleet answer as writeJSON encodes any answer.
+func encodeFleetJSON(out query.FleetCost) ([]byte, error) {
+	b, err := json.Marshal(out)
 	if err != nil {
-		s.writeError(c, fmt.Errorf("encode fleet CSV: %w", err))
-		return
+		return nil, fmt.Errorf("encode fleet answer: %w", err)
 	}
-	c.Data(http.StatusOK, "text/csv; charset=utf-8", b)
+	return b, nil
+}
+
+// encodeFleetCSV is a fleet answer as CSV.
+func encodeFleetCSV(out query.FleetCost, charges bool) ([]byte, error) {
+	b, err := fleetCSV(out, charges)
+	if err != nil {
+		return nil, fmt.Errorf("encode fleet CSV: %w", err)
+	}
+	return b, nil
 }

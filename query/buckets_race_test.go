@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"sync"
@@ -10,21 +11,33 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/query"
+	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 // TestPricedBucketsRacingWritersGiveRowsOfSomeInstant races writers (new readings, re-sent
 // readings, market prices of past days) with fleet reads of two processes keeping priced
-// buckets: every row of an answer must equal the row of a fresh, unkept pricing of the
-// data as stored at some instant during that request.
+// buckets, one of them answering through the shared answer cache: every row of an answer
+// must equal the row of a fresh, unkept pricing of the data as stored at some instant
+// during that request.
 func TestPricedBucketsRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
-	f := newBucketFleet(t, nil)
+	f := newBucketFleetWith(t, apitest.Options{Configure: answerCacheOn})
 	ctx := context.Background()
 	fresh := query.WithoutBuckets(f.api.App.Pricer)
 	readers := []*query.Pricer{query.WithBuckets(fresh), query.WithBuckets(fresh)}
 	req := query.FleetRequest{Start: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC),
 		Aggregation: query.AggregationDay, Limit: 10000}
+	cached := func(c *query.Pricer) (out query.FleetCost, err error) {
+		b, err := c.FleetEncoded(ctx, f.scope, req, "json", func(a query.FleetCost) ([]byte, error) { return json.Marshal(a) })
+		if err == nil {
+			err = json.Unmarshal(b, &out)
+		}
+		return out, err
+	}
 	answer := func(c *query.Pricer) map[string]query.FleetRow {
 		out, err := c.Fleet(ctx, f.scope, req)
+		if c == readers[1] {
+			out, err = cached(c)
+		}
 		if err != nil {
 			t.Error(err)
 			return nil
@@ -86,7 +99,8 @@ func TestPricedBucketsRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
 			t.Errorf("read %d (during writes %d–%d): %s", i, r.from, r.to, problem)
 		}
 	}
-	t.Logf("%d reads raced 16 writes; buckets %+v and %+v", len(reads), readers[0].BucketCounts(), readers[1].BucketCounts())
+	t.Logf("%d reads raced 16 writes; buckets %+v and %+v; answers %+v", len(reads), readers[0].BucketCounts(),
+		readers[1].BucketCounts(), readers[1].AnswerCounts())
 }
 
 // rowsOfSomeInstant lists the rows of got (and the rows missing from it) that no snapshot has.

@@ -56,8 +56,15 @@ type bucketFleet struct {
 }
 
 func newBucketFleet(t *testing.T, now func() time.Time) *bucketFleet {
+	return newBucketFleetWith(t, apitest.Options{Now: now})
+}
+
+// newBucketFleetWith is newBucketFleet on a service started with opt (its Observe is the
+// fleet's count).
+func newBucketFleetWith(t *testing.T, opt apitest.Options) *bucketFleet {
 	count := &pricingCount{}
-	api := apitest.Start(t, apitest.Options{Observe: count.observe, Now: now})
+	opt.Observe = count.observe
+	api := apitest.Start(t, opt)
 	acc := api.NewAccount("buckets")
 	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), count: count, auth: acc.Test(),
 		scope: kwhouse.Scope{AccountID: acc.ID}}

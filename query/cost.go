@@ -105,6 +105,8 @@ type Pricer struct {
 	buckets *bucketStore
 	// maxRawItems bounds the records of an unaggregated interval answer (SetMaxRawItems).
 	maxRawItems int
+	// answers is the shared fleet answer cache (answer_cache.go; nil: off).
+	answers *answerCache
 }
 
 // NewPricer returns a Pricer.

@@ -47,3 +47,10 @@ func WithBuckets(c *Pricer) *Pricer {
 	d.buckets = &bucketStore{versions: clockVersions{now: time.Now}}
 	return &d
 }
+
+// WaitAnswerStores waits for the answers c is storing in its answer cache.
+func WaitAnswerStores(c *Pricer) {
+	if c.answers != nil {
+		c.answers.stores.Wait()
+	}
+}

@@ -48,6 +48,7 @@ var goldenShapes = []struct {
 	{"month_stored.sql", "month_stored", nil},
 	{"fleet_recorded.sql", "fleet_recorded", nil},
 	{"fleet_ahead.sql", "fleet_ahead", nil},
+	{"fleet_token.sql", "fleet_token", nil},
 	{"carbon_records.sql", "carbon_records", pricingShape{Dedup: dedupArgMax, Session: true}},
 	{"demand_readings.sql", "demand_readings", demandShape},
 	{"demand_stored.sql", "demand_stored", nil},

@@ -124,6 +124,15 @@ func (c *Cache) SetMany(ctx context.Context, keys []string, values [][]byte) {
 	}
 }
 
+// SetFor stores value under key for ttl. For values that carry what validates them (the
+// fleet answer cache): a failed store leaves no invalidation pending, only a miss.
+func (c *Cache) SetFor(ctx context.Context, key string, value []byte, ttl time.Duration) {
+	if c.skip() {
+		return
+	}
+	c.observe(c.client.Set(ctx, c.prefix+key, value, ttl).Err())
+}
+
 // SetNX stores value under key unless the key exists.
 func (c *Cache) SetNX(ctx context.Context, key string, value []byte) {
 	if c.skip() || !c.flushPending(ctx) {

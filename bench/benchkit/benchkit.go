@@ -36,8 +36,9 @@ func Config(db string) *config.Config {
 		Auth:  config.Auth{JWTSecret: "bench-bench-bench-bench-bench-bench-bench", TokenTTL: time.Hour},
 		Ingest: config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000,
 			FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
-		Log:       config.Log{Level: "warn", Format: "text"},
-		Costs:     config.Costs{PricedBuckets: true, MaxRawItems: 10_000},
+		Log: config.Log{Level: "warn", Format: "text"},
+		Costs: config.Costs{PricedBuckets: true, MaxRawItems: 10_000, AnswerCache: config.Defaults().Costs.AnswerCache,
+			AnswerCacheTTL: config.Defaults().Costs.AnswerCacheTTL, AnswerCacheMaxBytes: config.Defaults().Costs.AnswerCacheMaxBytes},
 		Schedules: config.Schedules{Horizon: 7 * 24 * time.Hour, MaxDevices: 100},
 		Connect:   config.Connect{TokenTTL: time.Hour},
 		// The service's defaults (and KWHOUSE_LIMITS_* from the environment): the

@@ -9,9 +9,9 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// emptyBuckets leaves no priced bucket or month of the fixture usable. On one server it
-// empties priced_buckets and priced_months. On a cluster it records a price change of every date for each of the
-// fixture's locations instead (what a tariff write records): every bucket is then stale
+// emptyBuckets leaves no priced bucket or month of the fixture usable, nor a cached answer.
+// On one server it empties priced_buckets and priced_months. On both it records a price
+// change of every date for each of the fixture's locations (what a tariff write records): every bucket is then stale
 // and priced again, as if none were kept. A TRUNCATE of the replicated table hung on
 // 18.16 (both replicas of a shard waiting on each other with ON CLUSTER, and a replica's
 // drop of the range waiting without it), leaving the shard's buckets locked.
@@ -20,7 +20,10 @@ func emptyBuckets(ctx context.Context, a *app.App, fx *fixture) error {
 		if err := a.DB.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_months")); err != nil {
 			return err
 		}
-		return a.DB.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_buckets"))
+		if err := a.DB.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_buckets")); err != nil {
+			return err
+		}
+		// The price changes below also make the answer cache miss (its state token counts them).
 	}
 	b, err := a.DB.Insert(ctx, chstore.Tool("INSERT INTO price_changes (account_id, live_mode, location_id, day, n, version) VALUES"))
 	if err != nil {

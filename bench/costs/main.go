@@ -80,7 +80,7 @@ func run(o options) error {
 	defer stop()
 	// A second service on the same data, without priced buckets: every fleet request priced afresh.
 	cfgFresh := *cfg
-	cfgFresh.Costs.PricedBuckets = false
+	cfgFresh.Costs.PricedBuckets, cfgFresh.Costs.AnswerCache = false, "off"
 	b, err := app.New(ctx, &cfgFresh, logger, app.Options{RedisPrefix: "kwbench:"})
 	if err != nil {
 		return err
