@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -139,6 +140,23 @@ var answerRelease = func() string {
 		if strings.HasPrefix(s.Key, "vcs.") {
 			name += " " + s.Key + "=" + s.Value
 		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			name += " " + executableStamp()
+		}
 	}
 	return name
 }()
+
+// executableStamp tells apart builds of a modified tree, which share their revision: the
+// executable's size and modification time (processes of one binary still share answers).
+func executableStamp() string {
+	path, err := os.Executable()
+	if err != nil {
+		return "executable unknown"
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "executable unknown"
+	}
+	return fmt.Sprintf("executable %d@%d", st.Size(), st.ModTime().UnixNano())
+}
