@@ -66,13 +66,17 @@ func TestFleetAnswerCacheServesOnlyTheStateItWasComputedIn(t *testing.T) {
 	}
 	sameRows(t, "asked again", rows, f.freshFleet(t))
 	// Merges of documents (older versions dropped) and of summed counts change no input.
-	for _, table := range []string{"documents", "reading_changes_by_month", "price_changes"} {
-		if err := f.api.App.DB.Exec(context.Background(), chstore.Tool("OPTIMIZE TABLE "+table+" FINAL")); err != nil {
-			t.Fatal(err)
+	// On a cluster 18.16 fails an OPTIMIZE of a replicated table while it waits for the
+	// replicas ("Unknown log entry type"), so there the merges are left to ClickHouse.
+	if f.api.App.DB.OnCluster() == "" {
+		for _, table := range []string{"documents", "reading_changes_by_month", "price_changes"} {
+			if err := f.api.App.DB.Exec(context.Background(), chstore.Tool("OPTIMIZE TABLE "+table+" FINAL")); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if _, hit := f.cachedFleet(t); !hit {
-		t.Error("after merges: not served from the cache")
+		if _, hit := f.cachedFleet(t); !hit {
+			t.Error("after merges: not served from the cache")
+		}
 	}
 
 	writes := []struct {
