@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kwhouse/kwhouse"
@@ -59,10 +60,11 @@ func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) 
 	p := &pendingCharges{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		if p.tariffs, p.err = a.plan.Charges(a.direction); p.err != nil {
+		var months []charges.TariffMonth
+		if p.tariffs, months, p.err = a.plan.Owed(a.direction, req.Start, req.End, req.Aggregation == AggregationMonth); p.err != nil {
 			return
 		}
-		p.months = charges.DemandMonths(p.tariffs, req.Start, req.End, req.Aggregation == AggregationMonth)
+		p.months = slices.Clone(months) // their peaks are set here
 		p.err = c.demandPeaks(ctx, a.scope, a.direction, map[string][]charges.TariffMonth{a.location: p.months})
 	}()
 	return p

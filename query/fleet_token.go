@@ -42,17 +42,15 @@ func (t fleetToken) bytes() []byte {
 // scope's customers, locations, devices, tariffs and markets.
 func (c *Pricer) readFleetToken(ctx context.Context, scope kwhouse.Scope, req FleetRequest) (fleetToken, error) {
 	const day = 24 * time.Hour
-	month := func(t time.Time) string {
+	month := func(t time.Time) time.Time {
 		t = t.UTC()
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 	}
 	date := func(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 	var tok fleetToken
-	m0, m1 := month(req.Start.Add(-2*day)), month(req.End.Add(-time.Second))
-	first, _ := time.Parse(time.DateOnly, m0)
-	last, _ := time.Parse(time.DateOnly, m1)
+	first, last := month(req.Start.Add(-2*day)), month(req.End.Add(-time.Second))
 	rows, err := c.db.Query(ctx, fleetTokenStmt.With(fleetTokenSQL), chstore.Named("account", scope.AccountID),
-		chstore.Named("live", scope.LiveByte()), chstore.Named("m0", m0), chstore.Named("m1", m1),
+		chstore.Named("live", scope.LiveByte()), chstore.Named("m0", date(first)), chstore.Named("m1", date(last)),
 		chstore.Named("r0", date(first.Add(-chstore.ReachBefore*day))),
 		chstore.Named("r1", date(last.AddDate(0, 1, 0).Add((chstore.ReachAfter-1)*day))),
 		chstore.Named("p0", date(req.Start.Add(-2*day))), chstore.Named("p1", date(req.End.Add(2*day))))

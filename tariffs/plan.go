@@ -36,7 +36,7 @@ type Plan struct {
 	RangeEnd   int64 // Unix second until which rate periods are needed
 	tariffs    []*Tariff
 	priceKey   string       // PriceKey, computed with the plan
-	charges    *planCharges // Charges and DemandMonths, compiled on first use
+	charges    *planCharges // Owed: its charges and demand months, compiled on first use
 }
 
 // EnsureRates makes sure the stored rate periods (tariff_rates) cover the plan's range:

@@ -39,22 +39,12 @@ func newPlanCharges(src []Tariff) *planCharges {
 	return &planCharges{src: src}
 }
 
-// Charges returns what the plan's tariffs of direction charge beyond energy (those that
-// charge nothing more are left out), in the order the tariffs were read. The slice is
-// shared with the plan's other users: it must not be modified.
-func (p Plan) Charges(direction string) ([]charges.Tariff, error) {
-	ts, _, err := p.owed(direction, nil)
-	return ts, err
-}
-
-// Owed is Charges and charges.DemandMonths of them over [from, to), listed once per plan
-// and window. Both are shared: a caller copies the months before setting their peaks.
+// Owed returns what the plan's tariffs of direction charge beyond energy (those that
+// charge nothing more are left out, the others in the order the tariffs were read) and
+// charges.DemandMonths of them over [from, to), compiled and listed once per plan and
+// window. Both are shared with the plan's other users: a caller copies the months before
+// setting their peaks.
 func (p Plan) Owed(direction string, from, to time.Time, monthBuckets bool) ([]charges.Tariff, []charges.TariffMonth, error) {
-	return p.owed(direction, &monthsKey{from: from.UnixNano(), to: to.UnixNano(), monthBuckets: monthBuckets})
-}
-
-// owed is Owed, without months when window is nil.
-func (p Plan) owed(direction string, window *monthsKey) ([]charges.Tariff, []charges.TariffMonth, error) {
 	if p.charges == nil {
 		return nil, nil, nil
 	}
@@ -62,6 +52,7 @@ func (p Plan) owed(direction string, window *monthsKey) ([]charges.Tariff, []cha
 	if direction == Export {
 		i = 1
 	}
+	window := monthsKey{from: from.UnixNano(), to: to.UnixNano(), monthBuckets: monthBuckets}
 	p.charges.mu.Lock()
 	defer p.charges.mu.Unlock()
 	c := p.charges.dir[i]
@@ -70,12 +61,12 @@ func (p Plan) owed(direction string, window *monthsKey) ([]charges.Tariff, []cha
 		c.tariffs, c.err = chargesOf(p.charges.src, direction)
 		p.charges.dir[i] = c
 	}
-	if c.err != nil || window == nil || len(c.tariffs) == 0 {
+	if c.err != nil || len(c.tariffs) == 0 {
 		return c.tariffs, nil, c.err
 	}
-	if !c.listed || c.window != *window {
-		c.window, c.listed = *window, true
-		c.months = charges.DemandMonths(c.tariffs, time.Unix(0, window.from), time.Unix(0, window.to), window.monthBuckets)
+	if !c.listed || c.window != window {
+		c.window, c.listed = window, true
+		c.months = charges.DemandMonths(c.tariffs, from, to, monthBuckets)
 	}
 	return c.tariffs, c.months, nil
 }

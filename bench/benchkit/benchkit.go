@@ -26,6 +26,7 @@ func Serve(ctx context.Context, a *app.App) (string, func(), error) {
 
 // Config is the configuration of an in-process kwhouse under benchmark, on database db.
 func Config(db string) *config.Config {
+	defaults := config.Defaults().Costs // the answer cache's settings as the service's
 	return &config.Config{
 		HTTP: config.HTTP{Addr: "127.0.0.1:0", MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second},
 		ClickHouse: config.ClickHouse{Addr: envOr("KWHOUSE_CLICKHOUSE_ADDR", "127.0.0.1:9000"), Database: db, Username: "default",
@@ -37,8 +38,8 @@ func Config(db string) *config.Config {
 		Ingest: config.Ingest{MaxRecordsPerRequest: 10000, MaxBodyBytes: 64 << 20, FlushRows: 100000,
 			FlushInterval: 5 * time.Millisecond, Flushers: 2, QueueLength: 64},
 		Log: config.Log{Level: "warn", Format: "text"},
-		Costs: config.Costs{PricedBuckets: true, MaxRawItems: 10_000, AnswerCache: config.Defaults().Costs.AnswerCache,
-			AnswerCacheTTL: config.Defaults().Costs.AnswerCacheTTL, AnswerCacheMaxBytes: config.Defaults().Costs.AnswerCacheMaxBytes},
+		Costs: config.Costs{PricedBuckets: true, MaxRawItems: 10_000, AnswerCache: defaults.AnswerCache,
+			AnswerCacheTTL: defaults.AnswerCacheTTL, AnswerCacheMaxBytes: defaults.AnswerCacheMaxBytes},
 		Schedules: config.Schedules{Horizon: 7 * 24 * time.Hour, MaxDevices: 100},
 		Connect:   config.Connect{TokenTTL: time.Hour},
 		// The service's defaults (and KWHOUSE_LIMITS_* from the environment): the

@@ -9,9 +9,10 @@
 -- each count times its date's and its location's weights. Part 2, the scope's documents an
 -- answer reads: how many, and a sum of a hash of each one's latest version (what the
 -- catalog's reads take: a write or a delete gives its document a new latest version, and a
--- merge, which drops older versions only, changes neither). The first two parts are one
+-- merge, which drops older versions only, changes neither). The count parts are one
 -- SELECT each: 18.16 analyses a nested one again at every level (the documents' grouping
--- cost 0.2 ms of CPU more than a sum over every version row, which each merge changed).
+-- by document cost 0.2 ms of CPU more than a sum over every version row, which each merge
+-- changed).
 SELECT toUInt8(0) AS part, sum(n) AS total,
     sum(print * bitOr(cityHash64(location_id, device_id, toUInt8(direction)), toUInt64(1))) AS weighted
 FROM reading_changes_by_month
