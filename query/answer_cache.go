@@ -1,10 +1,10 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -61,8 +61,10 @@ func (c *Pricer) AnswerCounts() AnswerCounts {
 
 // FleetEncoded answers req as encode writes a FleetCost (format names the encoding): from
 // the answer cache when its entry for the request was computed under the state token
-// there is now (read before anything else, beside the entry), else computed by Fleet and
-// kept in the background. A cache that fails or is off only means computing.
+// there is now, else computed by Fleet and kept in the background. The token of a later
+// page by id is its own locations' (servePage), any other answer's the whole scope's, read
+// before anything else, beside the entry. A cache that fails or is off only means
+// computing.
 func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req FleetRequest, format string,
 	encode func(FleetCost) ([]byte, error)) ([]byte, error) {
 	req.defaults()
@@ -71,44 +73,140 @@ func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req Flee
 	}
 	a := c.answers
 	if a == nil {
-		return c.fleetEncoded(ctx, scope, req, encode)
+		_, body, err := c.fleetEncoded(ctx, scope, req, encode)
+		return body, err
 	}
 	key := answerKey(scope, req, format)
+	if lo, ok := laterPage(req); ok {
+		return c.servePage(ctx, scope, req, key, lo, encode)
+	}
 	var cached []byte
 	var found bool
 	got := make(chan struct{})
 	go func() { defer close(got); cached, found = a.store.Get(ctx, key) }()
 	tok, tokErr := c.readFleetToken(ctx, scope, req)
 	<-got
-	if tokErr == nil && found {
-		if body, ok := bytes.CutPrefix(cached, tok.bytes()); ok {
-			a.served.Add(1)
-			return body, nil
+	if e, ok := parseEntry(cached); tokErr == nil && found && ok && e.tok == tok {
+		a.served.Add(1)
+		return e.body, nil
+	}
+	a.computed.Add(1)
+	_, body, err := c.fleetEncoded(ctx, scope, req, encode)
+	if err != nil || tokErr != nil {
+		return body, err
+	}
+	a.keep(ctx, key, answerEntry{tok: tok, body: body})
+	return body, nil
+}
+
+// laterPage returns the cursor's location of a later page by id of every location of the
+// scope: such a page is made from the locations from there on (fleetPage), so the token it
+// is kept under is theirs. A page of named locations or of a customer's also reads whether
+// each exists, so it keeps the whole scope's token.
+func laterPage(req FleetRequest) (string, bool) {
+	if !pagedByID(req) || req.StartingAfter == "" || req.LocationsSet || req.CustomerID != "" {
+		return "", false
+	}
+	cur, _ := parseCursor(req.StartingAfter) // checked in Validate
+	return cur.key.group, true
+}
+
+// servePage answers the later page by id req, whose cursor is at location lo, from its
+// entry when the token of the locations the entry names (its span) is the one it was
+// computed under; else it reads the token of every location from lo on, computes the page,
+// and keeps it under the token of its span, known once it is computed. An entry is read
+// first (its span says which token to read): one read of the span's few locations, not of
+// the whole scope, serves a page.
+func (c *Pricer) servePage(ctx context.Context, scope kwhouse.Scope, req FleetRequest, key, lo string,
+	encode func(FleetCost) ([]byte, error)) ([]byte, error) {
+	a := c.answers
+	if cached, found := a.store.Get(ctx, key); found {
+		if e, ok := parseEntry(cached); ok {
+			e.span.lo = lo
+			if tok, err := c.readPageToken(ctx, scope, req, e.span); err == nil && tok == e.tok {
+				a.served.Add(1)
+				return e.body, nil
+			}
 		}
 	}
 	a.computed.Add(1)
-	body, err := c.fleetEncoded(ctx, scope, req, encode)
-	if err != nil || tokErr != nil || len(body) > a.maxBytes {
+	toks, tokErr := c.readTokensFrom(ctx, scope, req, lo)
+	out, body, err := c.fleetEncoded(ctx, scope, req, encode)
+	if err != nil || tokErr != nil {
 		return body, err
+	}
+	span := pageSpan{lo: lo}
+	if out.HasMore {
+		span.hi, span.next = out.Data[len(out.Data)-1].key.group, out.after
+	}
+	a.keep(ctx, key, answerEntry{span: span, tok: toks.tokenOf(span), body: body})
+	return body, nil
+}
+
+// fleetEncoded computes req's answer and encodes it.
+func (c *Pricer) fleetEncoded(ctx context.Context, scope kwhouse.Scope, req FleetRequest,
+	encode func(FleetCost) ([]byte, error)) (FleetCost, []byte, error) {
+	out, err := c.Fleet(ctx, scope, req)
+	if err != nil {
+		return out, nil, err
+	}
+	body, err := encode(out)
+	return out, body, err
+}
+
+// answerEntry is an answer as the cache keeps it: the span of locations a later page by id
+// reads (none for other answers), the token it was computed under and its bytes.
+type answerEntry struct {
+	span pageSpan // lo is the request's
+	tok  fleetToken
+	body []byte
+}
+
+// bytes is e as stored: hi and next, each after its length, then the token and the body.
+func (e answerEntry) bytes() []byte {
+	b := make([]byte, 0, 2*binary.MaxVarintLen64+len(e.span.hi)+len(e.span.next)+8*len(e.tok)+len(e.body))
+	b = append(binary.AppendUvarint(b, uint64(len(e.span.hi))), e.span.hi...)
+	b = append(binary.AppendUvarint(b, uint64(len(e.span.next))), e.span.next...)
+	return append(append(b, e.tok.bytes()...), e.body...)
+}
+
+// parseEntry reads an entry as bytes wrote it.
+func parseEntry(b []byte) (answerEntry, bool) {
+	var e answerEntry
+	str := func() (string, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return "", false
+		}
+		s := string(b[k : k+int(n)])
+		b = b[k+int(n):]
+		return s, true
+	}
+	var ok1, ok2 bool
+	e.span.hi, ok1 = str()
+	e.span.next, ok2 = str()
+	if !ok1 || !ok2 || len(b) < 8*len(e.tok) {
+		return e, false
+	}
+	for i := range e.tok {
+		e.tok[i] = binary.BigEndian.Uint64(b[8*i:])
+	}
+	e.body = b[8*len(e.tok):]
+	return e, true
+}
+
+// keep stores e under key in the background, when it is at most maxBytes.
+func (a *answerCache) keep(ctx context.Context, key string, e answerEntry) {
+	if len(e.body) > a.maxBytes {
+		return
 	}
 	a.stores.Add(1)
 	go func() {
 		defer a.stores.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerStoreTimeout)
 		defer cancel()
-		a.store.SetFor(sctx, key, append(tok.bytes(), body...), a.ttl)
+		a.store.SetFor(sctx, key, e.bytes(), a.ttl)
 	}()
-	return body, nil
-}
-
-// fleetEncoded computes req's answer and encodes it.
-func (c *Pricer) fleetEncoded(ctx context.Context, scope kwhouse.Scope, req FleetRequest,
-	encode func(FleetCost) ([]byte, error)) ([]byte, error) {
-	out, err := c.Fleet(ctx, scope, req)
-	if err != nil {
-		return nil, err
-	}
-	return encode(out)
 }
 
 // answerKey is the cache key of req's answer in scope as format: every field of the

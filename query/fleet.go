@@ -72,6 +72,7 @@ type FleetCost struct {
 	Data        []FleetRow        `json:"data"`
 	Skipped     FleetSkipped      `json:"skipped"`
 	AccountID   string            `json:"account_id"`
+	after       string            // the group of the first row after the page, when it has more
 }
 
 // FleetRow is one group's cost in one bucket.
@@ -195,7 +196,7 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 	}
 	out.Skipped.Count = len(skipped)
 	out.Skipped.Data = skipped[:min(len(skipped), maxFleetSkipped)]
-	out.Data, out.HasMore, out.NextCursor = pageFleet(rows, req)
+	out.Data, out.HasMore, out.NextCursor, out.after = pageFleet(rows, req)
 	return out, nil
 }
 
@@ -315,8 +316,9 @@ func orderValue(r *FleetRow, order string) float64 {
 	return 0
 }
 
-// pageFleet returns the page of sorted rows after the request's cursor.
-func pageFleet(rows []FleetRow, req FleetRequest) ([]FleetRow, bool, *string) {
+// pageFleet returns the page of sorted rows after the request's cursor, whether there are
+// more, the cursor after it and the group of the first row after it.
+func pageFleet(rows []FleetRow, req FleetRequest) ([]FleetRow, bool, *string, string) {
 	from := 0
 	if req.StartingAfter != "" {
 		cur, _ := parseCursor(req.StartingAfter) // checked in Validate
@@ -327,8 +329,8 @@ func pageFleet(rows []FleetRow, req FleetRequest) ([]FleetRow, bool, *string) {
 		rows = []FleetRow{} // never null in JSON
 	}
 	if req.All || len(rows) <= req.Limit {
-		return rows, false, nil
+		return rows, false, nil, ""
 	}
 	next := cursorOf(rows[req.Limit-1])
-	return rows[:req.Limit], true, &next
+	return rows[:req.Limit], true, &next, rows[req.Limit].key.group
 }
