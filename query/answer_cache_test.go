@@ -2,8 +2,14 @@ package query_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
+	"math/rand"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,6 +44,11 @@ func (f *bucketFleet) freshFleet(t *testing.T) map[string]bucketRow {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return costRows(out)
+}
+
+// costRows are the rows of out by location and date.
+func costRows(out query.FleetCost) map[string]bucketRow {
 	rows := map[string]bucketRow{}
 	for _, r := range out.Data {
 		var b bucketRow
@@ -167,4 +178,286 @@ func TestFleetAnswerCacheIsSharedAndNeverNeeded(t *testing.T) {
 	if got := f.api.App.Pricer.AnswerCounts(); got.Served != before.Served || got.Computed != before.Computed+1 {
 		t.Errorf("Redis down: %+v after %+v, want one answer computed", got, before)
 	}
+}
+
+// pagedWalk is the answer cache's bucket fleet with two more locations on flat tariffs:
+// four, each with a row a day of March 1–5, paged by DAY in id order limit rows at a time.
+// cursors[i] is the starting_after of page i, taken from a first walk ("" for the first).
+type pagedWalk struct {
+	f       *bucketFleet
+	ids     []string // the four locations, in id order
+	limit   int
+	cursors []string
+}
+
+func newPagedWalk(t *testing.T, limit int) *pagedWalk {
+	f := newBucketFleetWith(t, apitest.Options{Configure: answerCacheOn})
+	c := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.3}})})
+	d := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.2}})})
+	for _, loc := range []string{c, d} {
+		f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	}
+	w := &pagedWalk{f: f, ids: []string{f.a, f.b, c, d}, limit: limit, cursors: []string{""}}
+	slices.Sort(w.ids)
+	for {
+		p, _ := w.ask(t, len(w.cursors)-1)
+		if !p.HasMore {
+			return w
+		}
+		w.cursors = append(w.cursors, *p.NextCursor)
+	}
+}
+
+// request is page i.
+func (w *pagedWalk) request(i int) query.FleetRequest {
+	return query.FleetRequest{Start: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC),
+		Aggregation: query.AggregationDay, Limit: w.limit, StartingAfter: w.cursors[i]}
+}
+
+// ask returns page i once the answers before it are stored, and whether the answer cache
+// served it.
+func (w *pagedWalk) ask(t *testing.T, i int) (fleetPage[bucketRow], bool) {
+	t.Helper()
+	p := w.f.api.App.Pricer
+	query.WaitAnswerStores(p)
+	before := p.AnswerCounts().Served
+	body := map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-06T00:00:00Z", "aggregation": "DAY",
+		"limit": w.limit}
+	if w.cursors[i] != "" {
+		body["starting_after"] = w.cursors[i]
+	}
+	page := askPage[bucketRow](w.f, body)
+	return page, p.AnswerCounts().Served > before
+}
+
+// fresh is page i priced now, without priced buckets or the answer cache.
+func (w *pagedWalk) fresh(t *testing.T, i int) query.FleetCost {
+	t.Helper()
+	out, err := query.WithoutBuckets(w.f.api.App.Pricer).Fleet(context.Background(), w.f.scope, w.request(i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// same checks that page i as asked equals it priced now: rows, has_more and next_cursor.
+func (w *pagedWalk) same(t *testing.T, what string, i int, got fleetPage[bucketRow]) {
+	t.Helper()
+	want := w.fresh(t, i)
+	sameRows(t, what, pageRows(got), costRows(want))
+	if got.HasMore != want.HasMore || (got.NextCursor == nil) != (want.NextCursor == nil) {
+		t.Errorf("%s: has_more %t, next_cursor %v; priced now %t, %v", what, got.HasMore, got.NextCursor, want.HasMore, want.NextCursor)
+	}
+}
+
+func pageRows(p fleetPage[bucketRow]) map[string]bucketRow {
+	rows := map[string]bucketRow{}
+	for _, r := range p.Data {
+		rows[r.LocationID+" "+r.Date] = r
+	}
+	return rows
+}
+
+// TestFleetAnswerCacheServesAPageUnderItsOwnLocationsToken: paged 7 rows at a time, the
+// four locations' 20 rows make three pages; page 1 holds the rest of the second location's
+// rows and some of the third's, page 2 (the last) the rest. Asked again, each later page is
+// served, running only the token statement of its own locations. A new reading, a re-sent
+// reading and a tariff of the second location make page 1 computed again, equal to the
+// page priced now, while page 2 is still served (the first page, which lists the skipped
+// locations of the whole answer, is computed again too). A location created inside a
+// page's locations makes that page computed again; one created after them leaves it served.
+func TestFleetAnswerCacheServesAPageUnderItsOwnLocationsToken(t *testing.T) {
+	w := newPagedWalk(t, 7)
+	f := w.f
+	if len(w.cursors) != 3 {
+		t.Fatalf("%d pages, want 3", len(w.cursors))
+	}
+	for i := range w.cursors {
+		f.count.take()
+		page, hit := w.ask(t, i)
+		want := map[string]int{"query.fleet_page_token": 1}
+		if i == 0 {
+			want = map[string]int{"query.fleet_token": 1}
+		}
+		if ran := f.count.take(); !hit || !maps.Equal(ran, want) {
+			t.Errorf("page %d asked again: served %t, statements %v (want served by %v)", i, hit, ran, want)
+		}
+		w.same(t, fmt.Sprintf("page %d asked again", i), i, page)
+	}
+
+	second := w.ids[1]
+	writes := []struct {
+		name  string
+		write func()
+	}{
+		{"a new reading", func() { f.readings(second, time.Date(2024, 3, 4, 5, 30, 0, 0, time.UTC), 1, 700) }},
+		{"a re-sent reading with another value", func() { f.readings(second, time.Date(2024, 3, 5, 7, 0, 0, 0, time.UTC), 1, 4000) }},
+		{"a tariff written", func() {
+			f.must(f.do("POST", "/tariffs/elements", map[string]any{"location_id": second, "direction": "IMPORT", "type": "NON_COMMODITY",
+				"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z",
+				"schedule": flatRate([]any{map[string]any{"fixed": 0.05}})}))
+		}},
+	}
+	for _, wr := range writes {
+		before, _ := w.ask(t, 1)
+		w.ask(t, 2)
+		wr.write()
+		page, hit := w.ask(t, 1)
+		if hit {
+			t.Errorf("after %s of its location: page 1 served from the cache", wr.name)
+		}
+		w.same(t, "after "+wr.name+", page 1", 1, page)
+		if sameValues(pageRows(before), pageRows(page)) {
+			t.Errorf("after %s: page 1 is the one before (the write changed nothing to check)", wr.name)
+		}
+		if again, hit := w.ask(t, 1); !hit {
+			t.Errorf("after %s, page 1 asked again: not served", wr.name)
+		} else {
+			w.same(t, "after "+wr.name+", page 1 asked again", 1, again)
+		}
+		if last, hit := w.ask(t, 2); !hit {
+			t.Errorf("after %s of a location before page 2's: page 2 not served", wr.name)
+		} else {
+			w.same(t, "after "+wr.name+", page 2", 2, last)
+		}
+		if _, hit := w.ask(t, 0); hit {
+			t.Errorf("after %s: the first page served from the cache", wr.name)
+		}
+	}
+
+	// Page 1 reads the second and third locations and those created between them; page 2
+	// the third and every one after it. New ids are random: locations are created (no
+	// records: no row changes) until one has fallen inside page 1's and one after it.
+	inside, after := false, false
+	for n := 0; n < 60 && !(inside && after); n++ {
+		w.ask(t, 1)
+		w.ask(t, 2)
+		id := f.must(f.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}))["id"].(string)
+		for i, reads := range []bool{id >= w.ids[1] && id <= w.ids[2], id >= w.ids[2]} {
+			page, hit := w.ask(t, i+1)
+			if hit == reads {
+				t.Errorf("page %d (locations %s…) after location %s was created: served %t", i+1, w.ids[i+1], id, hit)
+			}
+			w.same(t, fmt.Sprintf("page %d after location %s was created", i+1, id), i+1, page)
+		}
+		inside, after = inside || id > w.ids[1] && id < w.ids[2], after || id > w.ids[2]
+	}
+	if !inside || !after {
+		t.Errorf("no location created inside page 1 (%t) or after it (%t) in 60", inside, after)
+	}
+}
+
+// TestFleetAnswerCacheServesHasMoreOnlyWhileANextRowIs: paged 5 rows at a time, each page
+// is one location's rows; page 1 (the second location's) has more because the third
+// location has rows. Deleting the fourth leaves it served; deleting the third too makes it
+// computed again, the last page now.
+func TestFleetAnswerCacheServesHasMoreOnlyWhileANextRowIs(t *testing.T) {
+	w := newPagedWalk(t, 5)
+	f := w.f
+	if len(w.cursors) != 4 {
+		t.Fatalf("%d pages, want 4", len(w.cursors))
+	}
+	del := func(id string) {
+		if r := f.do("DELETE", "/locations/"+id, nil); r.Status != 202 {
+			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+	}
+	w.ask(t, 1)
+	del(w.ids[3])
+	page, hit := w.ask(t, 1)
+	if !hit || !page.HasMore {
+		t.Errorf("after the fourth location was deleted: page 1 served %t, has_more %t (want served, more)", hit, page.HasMore)
+	}
+	w.same(t, "page 1 after the fourth location was deleted", 1, page)
+	del(w.ids[2])
+	page, hit = w.ask(t, 1)
+	if hit || page.HasMore {
+		t.Errorf("after the third location was deleted: page 1 served %t, has_more %t (want computed, no more)", hit, page.HasMore)
+	}
+	w.same(t, "page 1 after the third location was deleted", 1, page)
+}
+
+// TestFleetAnswerCachePagesRacingWritersGiveRowsOfSomeInstant races writers (new readings,
+// re-sent readings, market prices of past days) of every location with a later page asked
+// through the answer cache: every row of each answer must equal the row of a fresh
+// pricing of that page as stored at some instant during that request
+// (TestPricedBucketsRacingWritersGiveRowsOfSomeInstant, by page).
+func TestFleetAnswerCachePagesRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
+	w := newPagedWalk(t, 7)
+	f := w.f
+	ctx := context.Background()
+	reader := f.api.App.Pricer
+	answer := func(cached bool) map[string]query.FleetRow {
+		var out query.FleetCost
+		var err error
+		if !cached {
+			out, err = query.WithoutBuckets(reader).Fleet(ctx, f.scope, w.request(1))
+		} else {
+			var b []byte
+			b, err = reader.FleetEncoded(ctx, f.scope, w.request(1), "json", func(a query.FleetCost) ([]byte, error) { return json.Marshal(a) })
+			if err == nil {
+				err = json.Unmarshal(b, &out)
+			}
+		}
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		rows := map[string]query.FleetRow{}
+		for _, r := range out.Data {
+			rows[r.LocationID+" "+r.Date] = r
+		}
+		return rows
+	}
+	var mu sync.Mutex
+	snapshots := []map[string]query.FleetRow{answer(false)}
+	var started, written atomic.Int64
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for k := 1; k <= 16; k++ {
+			day := time.Date(2024, 3, 1+rng.Intn(5), rng.Intn(24), 0, 0, 0, time.UTC)
+			loc := w.ids[rng.Intn(len(w.ids))]
+			started.Store(int64(k))
+			switch k % 3 {
+			case 0:
+				f.readings(loc, day.Add(30*time.Minute), 1, float64(100+rng.Intn(900)))
+			case 1:
+				f.readings(loc, day, 1, float64(100+rng.Intn(900)))
+			case 2:
+				f.prices(day.Truncate(24*time.Hour), day.Truncate(24*time.Hour).Add(24*time.Hour), float64(rng.Intn(50))/100)
+			}
+			written.Store(int64(k))
+			snap := answer(false)
+			mu.Lock()
+			snapshots = append(snapshots, snap)
+			mu.Unlock()
+		}
+	}()
+	type read struct {
+		from, to int64
+		rows     map[string]query.FleetRow
+	}
+	var reads []read
+	for {
+		select {
+		case <-done:
+		default:
+			from := written.Load()
+			rows := answer(true)
+			reads = append(reads, read{from: from, to: started.Load(), rows: rows})
+			continue
+		}
+		break
+	}
+	if len(reads) < 4 {
+		t.Fatalf("only %d reads raced the writer", len(reads))
+	}
+	for i, r := range reads {
+		for _, problem := range rowsOfSomeInstant(r.rows, snapshots[r.from:r.to+1]) {
+			t.Errorf("read %d (during writes %d–%d): %s", i, r.from, r.to, problem)
+		}
+	}
+	t.Logf("%d reads of page 1 raced 16 writes; answers %+v", len(reads), reader.AnswerCounts())
 }
