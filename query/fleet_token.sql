@@ -53,6 +53,10 @@ FROM (
     GROUP BY kind, id
 ){{if .ByLocation}}
 GROUP BY id{{end}}
+{{- if and .From (not .ByLocation)}}
+-- A page's span is a granule or two of each part's range: read by one thread, its token
+-- took 8 ms of CPU and 9 ms where two threads took 9 ms and 17 ms (18.16, 1,000 locations).
+SETTINGS max_threads = 1{{end}}
 {{end}}
 
 {{define "token_loc"}}{{if .ByLocation}}location_id{{else}}''{{end}}{{end}}
