@@ -378,13 +378,28 @@ func costSteps(r *run) {
 					r.t.Fatalf("%s: %v", name, err)
 				}
 				if again == "" || c.AnswerCounts().Served > served || try == 50 {
-					r.record(name, 200, b)
+					r.record(name, 200, withoutCursor(r.t, b))
 					break
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
 	}
+}
+
+// withoutCursor is a fleet page without its next_cursor, which holds the unrounded money
+// of its last row: the engines add floats in different orders.
+func withoutCursor(t *testing.T, b []byte) []byte {
+	var page map[string]any
+	if err := json.Unmarshal(b, &page); err != nil {
+		t.Fatal(err)
+	}
+	delete(page, "next_cursor")
+	out, err := json.Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func rateSteps(r *run) {
