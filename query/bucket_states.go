@@ -111,7 +111,7 @@ func (c *Pricer) readStates(ctx context.Context, scope kwhouse.Scope, daily Flee
 	var stored []storedBucket
 	var counts []countRow
 	g, gctx := errgroup.WithContext(ctx)
-	days := int(dayNumber(last)-dayNumber(first)) + 1
+	days := run.days()
 	about := len(b.ids) * days // a bucket a location and day
 	g.Go(func() (err error) { stored, err = c.storedBuckets(gctx, args, about); return err })
 	g.Go(func() (err error) {
@@ -135,6 +135,14 @@ func countsAbout(n, chained, days int) int {
 
 // last is the date of the run's last day (a local day lasts 23–25 hours).
 func (r dayRun) last() time.Time { return r.end.Add(-12 * time.Hour) }
+
+// days is how many local days the run has (0 for none).
+func (r dayRun) days() int {
+	if !r.end.After(r.first) {
+		return 0
+	}
+	return int(dayNumber(r.last())-dayNumber(r.first)) + 1
+}
 
 // stateArgs binds what the state reads of a batch over a run of days ask (buckets.sql):
 // the run's local dates, and the UTC dates of the counts that reach them (count_dates:
