@@ -41,7 +41,7 @@ type zoneStates struct {
 	mu      sync.Mutex
 	read    bool
 	err     error
-	byBatch [][]bucketState
+	byBatch []dayStates
 	taken   []bool
 }
 
@@ -163,8 +163,8 @@ func sameRun(a, b dayRun) bool {
 // chunks are taken side by side, fleetParallel at a time: taken one after another, the
 // zone's batches would all wait on the first chunk's read, then all on the second's.
 func (zs *zoneShares) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
-	i int) ([]bucketState, error) {
-	parts := make([][]bucketState, len(zs.partsOf[i]))
+	i int) (dayStates, error) {
+	parts := make([]dayStates, len(zs.partsOf[i]))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
 	for k, z := range zs.partsOf[i] {
@@ -174,18 +174,18 @@ func (zs *zoneShares) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Sco
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return dayStates{}, err
 	}
 	if len(parts) == 1 {
 		return parts[0], nil
 	}
-	n := 0
+	served, stale := 0, 0
 	for _, p := range parts {
-		n += len(p)
+		served, stale = served+len(p.served), stale+len(p.stale)
 	}
-	out := make([]bucketState, 0, n)
+	out := dayStates{served: make([]fleetSum, 0, served), stale: make([]bucketState, 0, stale)}
 	for _, p := range parts {
-		out = append(out, p...)
+		out.served, out.stale = append(out.served, p.served...), append(out.stale, p.stale...)
 	}
 	return out, nil
 }
@@ -193,7 +193,7 @@ func (zs *zoneShares) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Sco
 // take returns batch i's states in the chunk, read when first asked; a batch that asks
 // again (its part already handed out) reads the chunk once more.
 func (z *zoneStates) take(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
-	i int) ([]bucketState, error) {
+	i int) (dayStates, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	group := func(loc string) int { return z.shares.batchOf[loc] }
@@ -201,7 +201,7 @@ func (z *zoneStates) take(ctx context.Context, c *Pricer, scope kwhouse.Scope, d
 	if z.taken[i] {
 		again, err := c.readStates(ctx, scope, daily, z.batch, z.shares.run, group, n)
 		if err != nil {
-			return nil, err
+			return dayStates{}, err
 		}
 		return again[i], nil
 	}
@@ -210,9 +210,9 @@ func (z *zoneStates) take(ctx context.Context, c *Pricer, scope kwhouse.Scope, d
 		z.read = true
 	}
 	if z.err != nil {
-		return nil, z.err
+		return dayStates{}, z.err
 	}
 	out := z.byBatch[i]
-	z.byBatch[i], z.taken[i] = nil, true
+	z.byBatch[i], z.taken[i] = dayStates{}, true
 	return out, nil
 }
