@@ -66,10 +66,10 @@ func (c *Pricer) shareStates(ctx context.Context, req FleetRequest, batches []fl
 
 // stateChunkBuckets bounds the buckets (locations × local days) one shared pair of state
 // reads asks about, unless a pricing batch's fleetChunk locations hold more (a year by
-// DAY). A pair costs 18.16 about 10 ms of CPU before its first row (bucket_counts alone,
-// for one location, 5–7 ms: a UNION of two SELECTs with their IN subqueries) and keeps
-// two cores busy on its own, so a month of 1,001 locations is one pair: 30–35 ms of
-// ClickHouse CPU an answer, against 44–50 ms as two pairs of 500.
+// DAY). A pair costs 18.16 several ms of CPU before its first row (bucket_counts for one
+// location alone, 3–7 ms: a UNION of two SELECTs with their IN subqueries) and keeps two
+// cores busy on its own, so a month of 1,001 locations is one pair: its state reads cost
+// 26 ms of ClickHouse CPU an answer, against 40 ms as two pairs of 500.
 const stateChunkBuckets = 64000
 
 // stateChunk is how many locations one shared state read asks about over days local days.
