@@ -17,10 +17,10 @@ import (
 // counts are stored in location order, so a read of every tenth location (the tiered
 // ones, say) reads the granules of all of them: the batches of one answer that share a
 // zone share its state reads instead, in chunks of consecutive location ids (tiered and
-// untiered together), each read once, by the first batch that needs it. A fleet of 1,012
-// locations in one zone (a tiered batch of 100 and an untiered one of 912) makes two
-// reads of 506 consecutive locations side by side instead of two reads of the whole
-// table's granules each.
+// untiered together), each read once, by the first batch that needs it. A month of a
+// fleet of 1,012 locations in one zone (a tiered batch of 100 and an untiered one of 912)
+// makes one pair of reads of all of them instead of a pair of reads of the whole table's
+// granules for each batch; a year of them, two pairs of 506 consecutive locations.
 
 // zoneShares is the shared state reads of one zone's batches over one run of days: their
 // locations in chunks of consecutive ids, in id order.
@@ -32,7 +32,7 @@ type zoneShares struct {
 	partsOf [][]*zoneStates // per batch: the chunks that hold its locations, in id order
 }
 
-// zoneStates is one shared state read: a chunk of at most fleetChunk locations of a zone,
+// zoneStates is one shared state read: a chunk of at most stateChunk locations of a zone,
 // read when a batch first asks, its states split by batch as they are made, each batch's
 // part dropped once taken.
 type zoneStates struct {
@@ -41,7 +41,7 @@ type zoneStates struct {
 	mu      sync.Mutex
 	read    bool
 	err     error
-	byBatch [][]bucketState
+	byBatch []dayStates
 	taken   []bool
 }
 
@@ -64,9 +64,22 @@ func (c *Pricer) shareStates(ctx context.Context, req FleetRequest, batches []fl
 	})
 }
 
+// stateChunkBuckets bounds the buckets (locations × local days) one shared pair of state
+// reads asks about, unless a pricing batch's fleetChunk locations hold more (a year by
+// DAY). A pair costs 18.16 several ms of CPU before its first row (bucket_counts for one
+// location alone, 3–7 ms: a UNION of two SELECTs with their IN subqueries) and keeps two
+// cores busy on its own, so a month of 1,001 locations is one pair: its state reads cost
+// 26 ms of ClickHouse CPU an answer, against 40 ms as two pairs of 500.
+const stateChunkBuckets = 64000
+
+// stateChunk is how many locations one shared state read asks about over days local days.
+func stateChunk(days int) int {
+	return max(fleetChunk, stateChunkBuckets/max(days, 1))
+}
+
 // withSharedStates returns ctx carrying shared state reads for batches over the local days
 // of run: each zone of two batches or more, its locations in as few chunks of consecutive
-// ids as fleetChunk allows, of about equal size (1,200 locations: two of 600).
+// ids as stateChunk allows, of about equal size (a month of 2,200 locations: two of 1,100).
 func withSharedStates(ctx context.Context, batches []fleetBatch, run func(zone string) dayRun) context.Context {
 	byZone := map[string][]fleetBatch{}
 	for _, b := range batches {
@@ -96,7 +109,8 @@ func newZoneShares(zone string, bs []fleetBatch, run dayRun) *zoneShares {
 		}
 	}
 	slices.Sort(ids)
-	n := (len(ids) + fleetChunk - 1) / fleetChunk
+	per := stateChunk(run.days())
+	n := (len(ids) + per - 1) / per
 	for k := 0; k < n; k++ {
 		part := ids[k*len(ids)/n : (k+1)*len(ids)/n]
 		z := &zoneStates{batch: stateBatch{zone: zone, ids: part}, shares: zs, taken: make([]bool, len(bs))}
@@ -149,8 +163,8 @@ func sameRun(a, b dayRun) bool {
 // chunks are taken side by side, fleetParallel at a time: taken one after another, the
 // zone's batches would all wait on the first chunk's read, then all on the second's.
 func (zs *zoneShares) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
-	i int) ([]bucketState, error) {
-	parts := make([][]bucketState, len(zs.partsOf[i]))
+	i int) (dayStates, error) {
+	parts := make([]dayStates, len(zs.partsOf[i]))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
 	for k, z := range zs.partsOf[i] {
@@ -160,18 +174,18 @@ func (zs *zoneShares) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Sco
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return dayStates{}, err
 	}
 	if len(parts) == 1 {
 		return parts[0], nil
 	}
-	n := 0
+	served, stale := 0, 0
 	for _, p := range parts {
-		n += len(p)
+		served, stale = served+len(p.served), stale+len(p.stale)
 	}
-	out := make([]bucketState, 0, n)
+	out := dayStates{served: make([]fleetSum, 0, served), stale: make([]bucketState, 0, stale)}
 	for _, p := range parts {
-		out = append(out, p...)
+		out.served, out.stale = append(out.served, p.served...), append(out.stale, p.stale...)
 	}
 	return out, nil
 }
@@ -179,7 +193,7 @@ func (zs *zoneShares) statesOf(ctx context.Context, c *Pricer, scope kwhouse.Sco
 // take returns batch i's states in the chunk, read when first asked; a batch that asks
 // again (its part already handed out) reads the chunk once more.
 func (z *zoneStates) take(ctx context.Context, c *Pricer, scope kwhouse.Scope, daily FleetRequest,
-	i int) ([]bucketState, error) {
+	i int) (dayStates, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	group := func(loc string) int { return z.shares.batchOf[loc] }
@@ -187,7 +201,7 @@ func (z *zoneStates) take(ctx context.Context, c *Pricer, scope kwhouse.Scope, d
 	if z.taken[i] {
 		again, err := c.readStates(ctx, scope, daily, z.batch, z.shares.run, group, n)
 		if err != nil {
-			return nil, err
+			return dayStates{}, err
 		}
 		return again[i], nil
 	}
@@ -196,9 +210,9 @@ func (z *zoneStates) take(ctx context.Context, c *Pricer, scope kwhouse.Scope, d
 		z.read = true
 	}
 	if z.err != nil {
-		return nil, z.err
+		return dayStates{}, z.err
 	}
 	out := z.byBatch[i]
-	z.byBatch[i], z.taken[i] = nil, true
+	z.byBatch[i], z.taken[i] = dayStates{}, true
 	return out, nil
 }

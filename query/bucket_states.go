@@ -75,13 +75,13 @@ type countRow struct {
 // (location, device, day) order: from the read its zone shares in this answer when there
 // is one (sharedStates), else from its own; the stored buckets and the counts are read side by side.
 func (c *Pricer) bucketStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b fleetBatch,
-	run dayRun) ([]bucketState, error) {
+	run dayRun) (dayStates, error) {
 	if zs, i := sharedZone(ctx, b, run); zs != nil {
 		return zs.statesOf(ctx, c, scope, daily, i)
 	}
 	states, err := c.readStates(ctx, scope, daily, stateBatch{zone: b.zone, ids: b.ids, chained: chainedOf(b)}, run, nil, 1)
 	if err != nil {
-		return nil, err
+		return dayStates{}, err
 	}
 	return states[0], nil
 }
@@ -104,14 +104,14 @@ func chainedOf(b fleetBatch) []string {
 // readStates reads the states of a stateBatch (bucketStates), split into groups of
 // locations: group(location) of n (nil: one group).
 func (c *Pricer) readStates(ctx context.Context, scope kwhouse.Scope, daily FleetRequest, b stateBatch,
-	run dayRun, group func(loc string) int, n int) ([][]bucketState, error) {
+	run dayRun, group func(loc string) int, n int) ([]dayStates, error) {
 	first, last := run.first, run.last()
 	args := stateArgs(scope, daily, fleetBatch{zone: b.zone, tiered: len(b.chained) > 0, ids: b.ids}, run)
 	ctx = withLocsChained(ctx, b.ids, b.chained)
 	var stored []storedBucket
 	var counts []countRow
 	g, gctx := errgroup.WithContext(ctx)
-	days := int(dayNumber(last)-dayNumber(first)) + 1
+	days := run.days()
 	about := len(b.ids) * days // a bucket a location and day
 	g.Go(func() (err error) { stored, err = c.storedBuckets(gctx, args, about); return err })
 	g.Go(func() (err error) {
@@ -135,6 +135,14 @@ func countsAbout(n, chained, days int) int {
 
 // last is the date of the run's last day (a local day lasts 23–25 hours).
 func (r dayRun) last() time.Time { return r.end.Add(-12 * time.Hour) }
+
+// days is how many local days the run has (0 for none).
+func (r dayRun) days() int {
+	if !r.end.After(r.first) {
+		return 0
+	}
+	return int(dayNumber(r.last())-dayNumber(r.first)) + 1
+}
 
 // stateArgs binds what the state reads of a batch over a run of days ask (buckets.sql):
 // the run's local dates, and the UTC dates of the counts that reach them (count_dates:
@@ -236,6 +244,7 @@ type dayTable struct {
 	locs  map[string]int32
 	dated []uint64 // locations × (w+1): dated price changes
 	every []uint64 // per location: price changes of every date
+	none  []uint64 // w+1 zeros: the dated price changes of a location without any
 }
 
 // obj returns the index of (loc, dev), adding it when new.
@@ -280,6 +289,7 @@ func sumRows(diff []uint64, w int) {
 // (day numbers); each count reaches the days buckets.sql (count_dates) says it does.
 func newDayTable(stored []storedBucket, counts []countRow, d0, d1 uint32) *dayTable {
 	t := &dayTable{d0: d0, w: int(d1-d0) + 1, index: map[objKey]int32{}, locs: map[string]int32{}}
+	t.none = make([]uint64, t.w+1)
 	objOf := make([]int32, len(stored))
 	for i := range stored {
 		objOf[i] = t.obj(objKey{stored[i].state.Loc, stored[i].state.Dev})
@@ -336,18 +346,26 @@ func (t *dayTable) readings(i int32, j int) uint64 { return t.reads[int(i)*(t.w+
 
 // prices is the price changes of day j of the run for location loc.
 func (t *dayTable) prices(loc string, j int) uint64 {
-	l, ok := t.locs[loc]
-	if !ok {
-		return 0
-	}
-	return t.dated[int(l)*(t.w+1)+j] + t.every[l]
+	dated, every := t.priceRow(loc)
+	return dated[j] + every
 }
 
-// states puts each day that has a stored bucket or any reading counted beside its counts
-// now, in (location, device, day) order, split into groups of locations: group(location)
-// of n (nil: one group), each slice made to its size. A bucket is valid when it was priced
-// in the batch's zone, tiered as the batch is now, under the counts there are now.
-func (t *dayTable) states(stored []storedBucket, group func(loc string) int, n int) [][]bucketState {
+// dayStates are a group's days over a run of days, in (location, device, day) order: the
+// buckets of each location whose every day is valid, as the sums they serve (empty ones
+// serve none), and every day of the other locations (stale: a day counted without a
+// bucket, or whose bucket was priced in another zone or tiering, or under other counts)
+// beside its counts now. Valid days are made into sums here, once: as states beside
+// their counts they were twice the memory, and copied again into sums.
+type dayStates struct {
+	served []fleetSum
+	stale  []bucketState
+}
+
+// states splits the days that have a stored bucket or any reading counted into dayStates,
+// by groups of locations: group(location) of n (nil: one group), each slice made to its
+// size. A bucket is valid when it was priced in the batch's zone, tiered as the batch is
+// now, under the counts there are now.
+func (t *dayTable) states(stored []storedBucket, group func(loc string) int, n int) []dayStates {
 	order := make([]int32, len(t.objs))
 	for i := range order {
 		order[i] = int32(i)
@@ -358,25 +376,96 @@ func (t *dayTable) states(stored []storedBucket, group func(loc string) int, n i
 		}
 		return strings.Compare(t.objs[a].dev, t.objs[b].dev)
 	})
+	// A location is stale when a day of one of its objects is; its objects follow each other.
+	stale := make([]bool, len(t.objs))
 	groupOf := make([]int, len(t.objs))
-	sizes := make([]int, n)
-	for i, k := range t.objs {
+	served, states := make([]int, n), make([]int, n)
+	for k := 0; k < len(order); {
+		loc, g := t.objs[order[k]].loc, 0
 		if group != nil {
-			groupOf[i] = group(k.loc)
+			g = group(loc)
 		}
-		for j := 0; j < t.w; j++ {
-			if t.slot[i*t.w+j] >= 0 || t.readings(int32(i), j) != 0 {
-				sizes[groupOf[i]]++
-			}
+		end, ok, sums, days := k, true, 0, 0
+		for ; end < len(order) && t.objs[order[end]].loc == loc; end++ {
+			o := t.scan(stored, order[end])
+			ok, sums, days = ok && o.valid, sums+o.sums, days+o.days
+		}
+		for ; k < end; k++ {
+			stale[order[k]], groupOf[order[k]] = !ok, g
+		}
+		if ok {
+			served[g] += sums
+		} else {
+			states[g] += days
 		}
 	}
-	out := make([][]bucketState, n)
+	out := make([]dayStates, n)
 	for g := range out {
-		out[g] = make([]bucketState, 0, sizes[g])
+		out[g] = dayStates{served: make([]fleetSum, 0, served[g]), stale: make([]bucketState, 0, states[g])}
 	}
 	for _, i := range order {
-		g := groupOf[i]
-		out[g] = t.objStates(out[g], stored, i)
+		o := &out[groupOf[i]]
+		if stale[i] {
+			o.stale = t.objStates(o.stale, stored, i)
+		} else {
+			o.served = t.objSums(o.served, stored, i)
+		}
+	}
+	return out
+}
+
+// objScan is what scan found of an object's days: how many have a bucket or a reading
+// counted, how many of them serve a sum, and whether every one is valid.
+type objScan struct {
+	days, sums int
+	valid      bool
+}
+
+// scan looks at object i's days.
+func (t *dayTable) scan(stored []storedBucket, i int32) objScan {
+	out := objScan{valid: true}
+	dated, every := t.priceRow(t.objs[i].loc)
+	for j := 0; j < t.w; j++ {
+		at, now := t.slot[int(i)*t.w+j], t.readings(i, j)
+		if at < 0 && now == 0 {
+			continue
+		}
+		out.days++
+		if !validBucket(stored, at, now, dated[j]+every) {
+			out.valid = false
+		} else if stored[at].state.Empty == 0 {
+			out.sums++
+		}
+	}
+	return out
+}
+
+// validBucket reports whether the bucket at (an index of stored; -1 for none) was priced
+// in the batch's zone and tiering under the counts there are now of its day.
+func validBucket(stored []storedBucket, at int32, readings, prices uint64) bool {
+	if at < 0 {
+		return false
+	}
+	b := &stored[at]
+	return b.sameKind == 1 && b.state.ReadingsSeen == readings && b.state.PricesSeen == prices
+}
+
+// priceRow is the price changes of location loc per day of the run (dated, w+1 of them,
+// zeros when none) and of every date.
+func (t *dayTable) priceRow(loc string) (dated []uint64, every uint64) {
+	l, ok := t.locs[loc]
+	if !ok {
+		return t.none, 0
+	}
+	return t.dated[int(l)*(t.w+1) : int(l+1)*(t.w+1)], t.every[l]
+}
+
+// objSums appends the sums of object i's non-empty buckets (every day valid) to out.
+func (t *dayTable) objSums(out []fleetSum, stored []storedBucket, i int32) []fleetSum {
+	for _, at := range t.slot[int(i)*t.w : int(i+1)*t.w] {
+		if at >= 0 && stored[at].state.Empty == 0 {
+			out = append(out, stored[at].state.sum())
+		}
 	}
 	return out
 }
@@ -384,6 +473,7 @@ func (t *dayTable) states(stored []storedBucket, group func(loc string) int, n i
 // objStates appends the states of object i's days to out.
 func (t *dayTable) objStates(out []bucketState, stored []storedBucket, i int32) []bucketState {
 	k := t.objs[i]
+	dated, every := t.priceRow(k.loc)
 	for j := 0; j < t.w; j++ {
 		at, now := t.slot[int(i)*t.w+j], t.readings(i, j)
 		if at < 0 && now == 0 {
@@ -395,8 +485,8 @@ func (t *dayTable) objStates(out []bucketState, stored []storedBucket, i int32) 
 		} else {
 			s.Loc, s.Dev, s.Day = k.loc, k.dev, dateOf(t.d0+uint32(j))
 		}
-		s.ReadingsNow, s.PricesNow = now, t.prices(k.loc, j)
-		if at >= 0 && stored[at].sameKind == 1 && s.ReadingsSeen == s.ReadingsNow && s.PricesSeen == s.PricesNow {
+		s.ReadingsNow, s.PricesNow = now, dated[j]+every
+		if validBucket(stored, at, s.ReadingsNow, s.PricesNow) {
 			s.Valid = 1
 		}
 		out = append(out, s)

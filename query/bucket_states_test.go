@@ -77,8 +77,8 @@ func TestCountsReachTheLocalDaysTheyTouch(t *testing.T) {
 			t.Errorf("price changes of day %d: %d, want %d", n.d0+uint32(j), got, w)
 		}
 	}
-	if got := len(n.states(nil, nil, 1)[0]); got != 4 {
-		t.Errorf("%d states, want the 4 days with readings", got)
+	if got := n.states(nil, nil, 1)[0]; len(got.stale) != 4 || len(got.served) != 0 {
+		t.Errorf("%d stale states and %d served, want the 4 days with readings stale", len(got.stale), len(got.served))
 	}
 
 	// Tiered (both directions): 10 June reaches to the end of June, 29 June to the end of
@@ -98,29 +98,42 @@ func TestCountsReachTheLocalDaysTheyTouch(t *testing.T) {
 }
 
 // Each bucket's latest version counts, whole; a bucket is valid only under the counts
-// there are now and of the same kind; a counted day without a bucket is a stale state.
+// there are now and of the same kind; a counted day without a bucket is a stale state. A
+// location whose every day is valid serves its non-empty buckets as sums; every day of a
+// location with a stale one is a state beside its counts.
 func TestDayTableKeepsTheLatestBucketBesideItsCounts(t *testing.T) {
 	day := func(d int) uint32 { return dayNumber(time.Date(2024, 6, d, 0, 0, 0, 0, time.UTC)) }
 	d1, d2, d3 := day(1), day(2), day(3)
 	bucket := func(loc string, d uint32, seen uint64, energy float64, version uint64, kind uint8) storedBucket {
-		return storedBucket{state: bucketState{Loc: loc, Day: dateOf(d), Stored: 1, Energy: energy, ReadingsSeen: seen, PricesSeen: 1},
-			day: d, sameKind: kind, version: version}
+		return storedBucket{state: bucketState{Loc: loc, Day: dateOf(d), DayStart: d * 86400, Stored: 1, Energy: energy,
+			ReadingsSeen: seen, PricesSeen: 1}, day: d, sameKind: kind, version: version}
 	}
+	empty := bucket("d", d2, 0, 0, 1, 1)
+	empty.state.Empty = 1
 	stored := []storedBucket{
 		bucket("b", d1, 2, 10, 5, 1), bucket("b", d1, 9, 99, 4, 1), // an older version, other counts
 		bucket("a", d1, 2, 1, 1, 1),
 		bucket("a", d2, 1, 2, 1, 1), // priced before a reading came
 		bucket("c", d1, 2, 3, 1, 0), // priced in another zone
+		bucket("d", d1, 2, 4, 1, 1), empty, bucket("d", d3, 2, 5, 1, 1),
 	}
 	// Each count reaching its own day only, but one dated price change reaching d1 and d2.
 	counts := []countRow{{kind: 0, loc: "a", a: d1, b: d1, a1: d1, b1: d1, n: 2}, {kind: 0, loc: "a", a: d2, b: d2, a1: d2, b1: d2, n: 2},
 		{kind: 0, loc: "a", a: d3, b: d3, a1: d3, b1: d3, n: 1}, {kind: 0, loc: "b", a: d1, b: d1, a1: d1, b1: d1, n: 2}, {kind: 0, loc: "c", a: d1, b: d1, a1: d1, b1: d1, n: 2},
-		{kind: 1, loc: "a", a: d1, b: d2, a1: d1, b1: d2, n: 1}, {kind: 2, loc: "b", n: 1}, {kind: 2, loc: "c", n: 1}}
+		{kind: 0, loc: "d", a: d1, b: d1, a1: d1, b1: d1, n: 2}, {kind: 0, loc: "d", a: d3, b: d3, a1: d3, b1: d3, n: 2},
+		{kind: 1, loc: "a", a: d1, b: d2, a1: d1, b1: d2, n: 1}, {kind: 2, loc: "b", n: 1}, {kind: 2, loc: "c", n: 1}, {kind: 2, loc: "d", n: 1}}
 	got := newDayTable(stored, counts, d1, d3).states(stored, nil, 1)[0]
+	// b's latest bucket and d's two non-empty ones are served, in (location, day) order.
+	if len(got.served) != 3 || got.served[0].Loc != "b" || got.served[0].Energy != 10 || got.served[0].Key != d1*86400 ||
+		got.served[1].Loc != "d" || got.served[1].Energy != 4 || got.served[2].Energy != 5 || cap(got.served) != 3 {
+		t.Errorf("served %+v, want b's latest bucket of day 1 and d's of days 1 and 3", got.served)
+	}
 	// Split by location into groups (a shared read's batches), each made to its size.
 	split := newDayTable(stored, counts, d1, d3).states(stored, func(loc string) int { return map[string]int{"a": 1}[loc] }, 2)
-	if len(split[1]) != 3 || cap(split[1]) != 3 || len(split[0]) != 2 || split[0][0].Loc != "b" || split[0][1].Loc != "c" {
-		t.Errorf("states split into groups of %d and %d (capacity %d), want 2 (b, c) and 3 (a)", len(split[0]), len(split[1]), cap(split[1]))
+	if len(split[1].stale) != 3 || cap(split[1].stale) != 3 || len(split[1].served) != 0 || len(split[0].stale) != 1 ||
+		split[0].stale[0].Loc != "c" || len(split[0].served) != 3 {
+		t.Errorf("states split into groups of %d stale, %d served and %d stale (capacity %d), %d served; want c, b d and a",
+			len(split[0].stale), len(split[0].served), len(split[1].stale), cap(split[1].stale), len(split[1].served))
 	}
 	type want struct {
 		loc          string
@@ -130,13 +143,13 @@ func TestDayTableKeepsTheLatestBucketBesideItsCounts(t *testing.T) {
 		valid        uint8
 		prices, read uint64
 	}
-	wants := []want{{"a", d1, 1, 1, 1, 1, 2}, {"a", d2, 1, 2, 0, 1, 2}, {"a", d3, 0, 0, 0, 0, 1},
-		{"b", d1, 1, 10, 1, 1, 2}, {"c", d1, 1, 3, 0, 1, 2}}
-	if len(got) != len(wants) {
-		t.Fatalf("%d states, want %d: %+v", len(got), len(wants), got)
+	// a: day 1 valid, day 2 priced under other counts, day 3 counted without a bucket; c of another kind.
+	wants := []want{{"a", d1, 1, 1, 1, 1, 2}, {"a", d2, 1, 2, 0, 1, 2}, {"a", d3, 0, 0, 0, 0, 1}, {"c", d1, 1, 3, 0, 1, 2}}
+	if len(got.stale) != len(wants) {
+		t.Fatalf("%d stale states, want %d: %+v", len(got.stale), len(wants), got.stale)
 	}
 	for i, w := range wants {
-		g := got[i]
+		g := got.stale[i]
 		if g.Loc != w.loc || !g.Day.Equal(dateOf(w.day)) || g.Stored != w.stored || g.Energy != w.energy || g.Valid != w.valid ||
 			g.PricesNow != w.prices || g.ReadingsNow != w.read {
 			t.Errorf("state %d: %+v, want %+v", i, g, w)

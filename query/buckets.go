@@ -180,10 +180,11 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 	plans map[string]tariffs.Plan, zone *time.Location, run dayRun) ([]fleetSum, error) {
 	first, end := run.first, run.end
 	// Read before pricing: a write that lands meanwhile leaves the new buckets stale.
-	states, err := c.bucketStates(ctx, scope, daily, b, run)
+	ds, err := c.bucketStates(ctx, scope, daily, b, run)
 	if err != nil {
 		return nil, err
 	}
+	states := ds.stale // every day of the stale locations
 	// The stale days of all stale locations are priced in one window: from the first to
 	// the end of the last (a tiered location's later days are stale with it: buckets.sql).
 	staleFrom := map[string]time.Time{} // location → its first bucket to price
@@ -208,13 +209,13 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 		}
 	}
 	// The stale days, whole; priced within the window (partial days priced as their parts).
+	// The stale locations' valid days outside them are served too.
 	dayFrom, dayTo := from, to
 	from, to = maxTime(from, run.w0), minTime(to, run.w1)
-	out := make([]fleetSum, 0, len(states))
+	out := ds.served
 	for _, s := range states {
 		if s.Valid == 1 && s.Empty == 0 {
-			at := time.Unix(int64(s.DayStart), 0)
-			if _, stale := staleFrom[s.Loc]; !stale || at.Before(dayFrom) || !at.Before(dayTo) {
+			if at := time.Unix(int64(s.DayStart), 0); at.Before(dayFrom) || !at.Before(dayTo) {
 				out = append(out, s.sum())
 			}
 		}
