@@ -42,6 +42,7 @@ func (v clockVersions) Next(context.Context, int) (uint64, error) {
 type bucketStore struct {
 	versions                    Versions
 	served, priced, invalidated atomic.Int64
+	peaks                       peakMemo // demand_memo.go
 }
 
 // BucketCounts are the priced buckets a Pricer served, priced and found stale.

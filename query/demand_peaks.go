@@ -65,15 +65,12 @@ func findKept(ks []keptPeak, m *charges.TariffMonth) *keptPeak {
 }
 
 // demandPeaks sets the peaks of every month in need (by location; TariffMonth.Peaks):
-// kept peaks whose month's readings are unchanged, the others measured from the readings
-// and kept (with priced buckets off: all measured, nothing kept).
+// kept peaks whose month's readings are unchanged (held by this Pricer, else read from
+// demand_peaks), the others measured from the readings and kept (with priced buckets off:
+// all measured, nothing kept).
 func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) error {
-	about := 0
-	for _, ms := range need {
-		about += len(ms)
-	}
-	stale := map[string][]*charges.TariffMonth{}
 	if c.buckets == nil {
+		stale := map[string][]*charges.TariffMonth{}
 		for loc, ms := range need {
 			for i := range ms {
 				stale[loc] = append(stale[loc], &ms[i])
@@ -81,14 +78,20 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 		}
 		return c.measurePeaks(ctx, scope, dir, stale)
 	}
-	kept, prints, err := c.keptPeaks(ctx, scope, dir, need, about)
+	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("dir", dir)}
+	prints, err := c.reachReadings(ctx, base, need)
 	if err != nil {
 		return err
 	}
-	for loc, ms := range need {
+	misses := c.buckets.peaks.serve(scope, dir, need, prints)
+	kept, err := c.keptPeaks(ctx, base, misses)
+	if err != nil {
+		return err
+	}
+	stale := map[string][]*charges.TariffMonth{}
+	for loc, ms := range misses {
 		ks, lp := kept[loc], prints.at(loc)
-		for i := range ms {
-			m := &ms[i]
+		for _, m := range ms {
 			if p := findKept(ks, m); p != nil && p.seen == lp.of(reachOf(loc, *m)) {
 				m.Peaks = p.peaks
 				continue
@@ -99,20 +102,20 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	if err := c.measurePeaks(ctx, scope, dir, stale); err != nil {
 		return err
 	}
-	return c.keepPeaks(ctx, scope, dir, stale, prints)
+	if err := c.keepPeaks(ctx, scope, dir, stale, prints); err != nil {
+		return err
+	}
+	c.buckets.peaks.keep(scope, dir, misses, prints)
+	return nil
 }
 
-// keptPeaks reads the kept peaks of need's months (about in all; by location) beside the
-// fingerprints of their reaches now (reachReadings), side by side.
-func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, about int) (
-	map[string][]keptPeak, demandPrints, error) {
-	locs := make([]string, 0, len(need))
+// keptPeaks reads the kept peaks of the months of misses (by location) from demand_peaks.
+func (c *Pricer) keptPeaks(ctx context.Context, base []any, misses map[string][]*charges.TariffMonth) (map[string][]keptPeak, error) {
+	locs := make([]string, 0, len(misses))
 	var m0, m1 int64
-	for loc, ms := range need {
-		if len(ms) == 0 {
-			continue
-		}
-		locs = append(locs, loc)
+	about := 0
+	for loc, ms := range misses {
+		locs, about = append(locs, loc), about+len(ms)
 		for _, m := range ms {
 			if s := m.Month.Start.Unix(); m0 == 0 || s < m0 {
 				m0 = s
@@ -121,23 +124,11 @@ func (c *Pricer) keptPeaks(ctx context.Context, scope kwhouse.Scope, dir string,
 		}
 	}
 	if len(locs) == 0 {
-		return nil, demandPrints{}, nil
+		return nil, nil
 	}
 	sort.Strings(locs)
-	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("dir", dir)}
-	var kept map[string][]keptPeak
-	var prints demandPrints
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		kept, err = c.storedPeaks(withLocsChained(gctx, locs, nil), append(base, chstore.Named("kept_prefix", keptKeyPrefix),
-			chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))), len(locs), about)
-		return err
-	})
-	g.Go(func() (err error) {
-		prints, err = c.reachReadings(gctx, base, need, about)
-		return err
-	})
-	return kept, prints, g.Wait()
+	return c.storedPeaks(withLocsChained(ctx, locs, nil), append(base[:len(base):len(base)], chstore.Named("kept_prefix", keptKeyPrefix),
+		chstore.Named("m0", uint32(m0)), chstore.Named("m1", uint32(m1))), len(locs), about)
 }
 
 // demandPrints are the fingerprints now of demand months' reaches: those the answer's
@@ -179,7 +170,7 @@ func (p locationPrints) covers(k monthKey) bool { return p.ok && k.month >= p.m0
 // reaches (reachOf): those the answer's buckets read and published (printsShare, when ctx
 // carries one: waited for), the others read here for their locations (month_prints.sql,
 // no tier chain: the records of dir only).
-func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string][]charges.TariffMonth, about int) (demandPrints, error) {
+func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string][]charges.TariffMonth) (demandPrints, error) {
 	share := printsShareOf(ctx)
 	if share != nil {
 		if err := share.wait(ctx); err != nil {
@@ -188,6 +179,7 @@ func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string]
 	}
 	var rest []string
 	var d0, d1 uint32
+	about := 0 // months to read
 	all := demandPrints{share: share}
 	for loc, ms := range need {
 		missing := false
@@ -197,7 +189,7 @@ func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string]
 			if lp.covers(k) {
 				continue
 			}
-			missing = true
+			missing, about = true, about+1
 			if d0 == 0 || k.month < d0 {
 				d0 = k.month
 			}

@@ -137,8 +137,9 @@ func (f *bucketFleet) checkMarchBill(loc, end, what string, energy, demand float
 }
 
 // demandReads counts the statements that read readings to measure demand peaks
-// (measured) and those that read month reach fingerprints (prints).
-type demandReads struct{ measured, prints atomic.Int64 }
+// (measured), those that read month reach fingerprints (prints) and those that read kept
+// peaks (stored).
+type demandReads struct{ measured, prints, stored atomic.Int64 }
 
 // startCountingDemandReads starts the API at now, counting demandReads.
 func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API, *demandReads) {
@@ -149,6 +150,8 @@ func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API,
 			reads.measured.Add(1)
 		case "query.month_prints":
 			reads.prints.Add(1)
+		case "query.demand_stored":
+			reads.stored.Add(1)
 		}
 	}})
 	return api, reads
@@ -185,7 +188,7 @@ func TestDemandPeaksAreMeasuredAgainWhenADayChangesThoughTheMonthCountsAddUp(t *
 
 // TestKeptDemandPeaksAreServedFromOneReadOfMonthPrints: with nothing written, a bill
 // serves its month's kept peaks after one read of month reach fingerprints (and no read of
-// readings); a re-sent reading (a new version of 3 March 10:00–11:00, 5 kWh: 5 kW in each
+// readings, nor of demand_peaks: the process holds the peaks it kept); a re-sent reading (a new version of 3 March 10:00–11:00, 5 kWh: 5 kW in each
 // of its quarters, demand 5 × 3 = 15; energy 30 − 0.25 + 1.25 = 31) and a reading starting
 // the day before the month (29 February 23:30–1 March 00:30, 20 kWh: 20 kW in March's
 // first two quarters beside the 1 kW of 1 March 00:00–01:00, demand 21 × 3 = 63; its
@@ -197,10 +200,10 @@ func TestKeptDemandPeaksAreServedFromOneReadOfMonthPrints(t *testing.T) {
 		f.checkMarchBill(loc, "2024-04-01T00:00:00Z", what, energy, demand)
 	}
 	bill("first bill", 30, 3)
-	measured, prints := reads.measured.Load(), reads.prints.Load()
+	measured, prints, stored := reads.measured.Load(), reads.prints.Load(), reads.stored.Load()
 	bill("asked again", 30, 3)
-	if n, p := reads.measured.Load()-measured, reads.prints.Load()-prints; n != 0 || p != 1 {
-		t.Errorf("asked again with nothing written: %d read(s) of readings, %d of month prints; want 0 and 1", n, p)
+	if n, p, s := reads.measured.Load()-measured, reads.prints.Load()-prints, reads.stored.Load()-stored; n != 0 || p != 1 || s != 0 {
+		t.Errorf("asked again with nothing written: %d read(s) of readings, %d of month prints, %d of kept peaks; want 0, 1 and 0 (the peaks this process kept)", n, p, s)
 	}
 	measured = reads.measured.Load()
 	f.readings(loc, time.Date(2024, 3, 3, 10, 0, 0, 0, time.UTC), 1, 5000)
