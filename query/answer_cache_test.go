@@ -265,7 +265,8 @@ func pageRows(p fleetPage[bucketRow]) map[string]bucketRow {
 // reading and a tariff of the second location make page 1 computed again, equal to the
 // page priced now, while page 2 is still served (the first page, which lists the skipped
 // locations of the whole answer, is computed again too). A location created inside a
-// page's locations makes that page computed again; one created after them leaves it served.
+// page's locations (with a tariff, no readings) leaves every page served; its first
+// readings make that page computed again, and leave the other served.
 func TestFleetAnswerCacheServesAPageUnderItsOwnLocationsToken(t *testing.T) {
 	w := newPagedWalk(t, 7)
 	f := w.f
@@ -326,24 +327,42 @@ func TestFleetAnswerCacheServesAPageUnderItsOwnLocationsToken(t *testing.T) {
 	}
 
 	// Page 1 reads the second and third locations and those created between them; page 2
-	// the third and every one after it. New ids are random: locations are created (no
-	// records: no row changes) until one has fallen inside page 1's and one after it.
-	inside, after := false, false
-	for n := 0; n < 60 && !(inside && after); n++ {
+	// the third and every one after it. New ids are random: locations and their tariffs
+	// are created until one has fallen inside page 1's and one after it. Without records
+	// they add no row, so every page is still served; a first reading of one in the window
+	// makes the page whose locations hold it computed again.
+	w.ask(t, 1)
+	w.ask(t, 2)
+	inside, after := "", ""
+	for n := 0; n < 300 && (inside == "" || after == ""); n++ {
+		switch id := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.3}})}); {
+		case id > w.ids[1] && id < w.ids[2]:
+			inside = id
+		case id > w.ids[2]:
+			after = id
+		}
+	}
+	if inside == "" || after == "" {
+		t.Fatalf("no location created inside page 1 (%q) or after it (%q) in 300", inside, after)
+	}
+	for i := 1; i <= 2; i++ {
+		page, hit := w.ask(t, i)
+		if !hit {
+			t.Errorf("page %d after locations were created with tariffs, no readings: computed again", i)
+		}
+		w.same(t, fmt.Sprintf("page %d after locations were created", i), i, page)
+	}
+	for i, id := range []string{inside, after} {
 		w.ask(t, 1)
 		w.ask(t, 2)
-		id := f.must(f.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}))["id"].(string)
-		for i, reads := range []bool{id >= w.ids[1] && id <= w.ids[2], id >= w.ids[2]} {
-			page, hit := w.ask(t, i+1)
-			if hit == reads {
-				t.Errorf("page %d (locations %s…) after location %s was created: served %t", i+1, w.ids[i+1], id, hit)
+		f.readings(id, time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), 24, 1000)
+		for p := 1; p <= 2; p++ {
+			page, hit := w.ask(t, p)
+			if hit != (p != i+1) {
+				t.Errorf("page %d after the first readings of location %s: served %t", p, id, hit)
 			}
-			w.same(t, fmt.Sprintf("page %d after location %s was created", i+1, id), i+1, page)
+			w.same(t, fmt.Sprintf("page %d after the first readings of location %s", p, id), p, page)
 		}
-		inside, after = inside || id > w.ids[1] && id < w.ids[2], after || id > w.ids[2]
-	}
-	if !inside || !after {
-		t.Errorf("no location created inside page 1 (%t) or after it (%t) in 60", inside, after)
 	}
 }
 
