@@ -491,7 +491,9 @@ func TestFleetAnswerCachePagesRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
 // deleted, and one naming a location deleted without readings is its error.
 func TestFleetAnswerCacheServesTheFleetWhileNewLocationsHaveNoRecords(t *testing.T) {
 	f := newBucketFleetWith(t, apitest.Options{Configure: answerCacheOn})
-	onboard := func() string { return f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.3}})}) }
+	onboard := func() string {
+		return f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.3}})})
+	}
 	tariff := func(loc string) {
 		f.must(f.do("POST", "/tariffs/elements", map[string]any{"location_id": loc, "direction": "IMPORT", "type": "NON_COMMODITY",
 			"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z",
