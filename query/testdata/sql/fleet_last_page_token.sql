@@ -12,9 +12,9 @@
 -- version (what the catalog's reads take: a write or a delete gives its document a new
 -- latest version, and a merge, which drops older versions only, changes neither). Unless
 -- the request names locations or a customer (.Named: every document of the scope), parts 1
--- and 2 count only the locations with records in part 0's reach (token_recorded), of
--- the documents only theirs: an answer's rows and skipped come from those alone, and a
--- location's first record there moves part 0 (docs/costs.md, "Answer cache"). A later
+-- and 2 count only the price changes and location documents of the locations with records
+-- in part 0's reach (token_recorded): an answer's rows and skipped come from those alone,
+-- and a location's first record there moves part 0 (docs/costs.md, "Answer cache"). A later
 -- page by id (.From) reads the locations from @lo on only, up to @hi and @next (.Upto),
 -- and of the documents only theirs: every table here is ordered by location (documents
 -- by id), so its range is an index range. The count parts are one SELECT each: 18.16
