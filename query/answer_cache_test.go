@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/query"
@@ -265,7 +266,8 @@ func pageRows(p fleetPage[bucketRow]) map[string]bucketRow {
 // reading and a tariff of the second location make page 1 computed again, equal to the
 // page priced now, while page 2 is still served (the first page, which lists the skipped
 // locations of the whole answer, is computed again too). A location created inside a
-// page's locations makes that page computed again; one created after them leaves it served.
+// page's locations (with a tariff, no readings) leaves every page served; its first
+// readings make that page computed again, and leave the other served.
 func TestFleetAnswerCacheServesAPageUnderItsOwnLocationsToken(t *testing.T) {
 	w := newPagedWalk(t, 7)
 	f := w.f
@@ -326,24 +328,42 @@ func TestFleetAnswerCacheServesAPageUnderItsOwnLocationsToken(t *testing.T) {
 	}
 
 	// Page 1 reads the second and third locations and those created between them; page 2
-	// the third and every one after it. New ids are random: locations are created (no
-	// records: no row changes) until one has fallen inside page 1's and one after it.
-	inside, after := false, false
-	for n := 0; n < 60 && !(inside && after); n++ {
+	// the third and every one after it. New ids are random: locations and their tariffs
+	// are created until one has fallen inside page 1's and one after it. Without records
+	// they add no row, so every page is still served; a first reading of one in the window
+	// makes the page whose locations hold it computed again.
+	w.ask(t, 1)
+	w.ask(t, 2)
+	inside, after := "", ""
+	for n := 0; n < 300 && (inside == "" || after == ""); n++ {
+		switch id := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.3}})}); {
+		case id > w.ids[1] && id < w.ids[2]:
+			inside = id
+		case id > w.ids[2]:
+			after = id
+		}
+	}
+	if inside == "" || after == "" {
+		t.Fatalf("no location created inside page 1 (%q) or after it (%q) in 300", inside, after)
+	}
+	for i := 1; i <= 2; i++ {
+		page, hit := w.ask(t, i)
+		if !hit {
+			t.Errorf("page %d after locations were created with tariffs, no readings: computed again", i)
+		}
+		w.same(t, fmt.Sprintf("page %d after locations were created", i), i, page)
+	}
+	for i, id := range []string{inside, after} {
 		w.ask(t, 1)
 		w.ask(t, 2)
-		id := f.must(f.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP"}))["id"].(string)
-		for i, reads := range []bool{id >= w.ids[1] && id <= w.ids[2], id >= w.ids[2]} {
-			page, hit := w.ask(t, i+1)
-			if hit == reads {
-				t.Errorf("page %d (locations %s…) after location %s was created: served %t", i+1, w.ids[i+1], id, hit)
+		f.readings(id, time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), 24, 1000)
+		for p := 1; p <= 2; p++ {
+			page, hit := w.ask(t, p)
+			if hit != (p != i+1) {
+				t.Errorf("page %d after the first readings of location %s: served %t", p, id, hit)
 			}
-			w.same(t, fmt.Sprintf("page %d after location %s was created", i+1, id), i+1, page)
+			w.same(t, fmt.Sprintf("page %d after the first readings of location %s", p, id), p, page)
 		}
-		inside, after = inside || id > w.ids[1] && id < w.ids[2], after || id > w.ids[2]
-	}
-	if !inside || !after {
-		t.Errorf("no location created inside page 1 (%t) or after it (%t) in 60", inside, after)
 	}
 }
 
@@ -460,4 +480,106 @@ func TestFleetAnswerCachePagesRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
 		}
 	}
 	t.Logf("%d reads of page 1 raced 16 writes; answers %+v", len(reads), reader.AnswerCounts())
+}
+
+// TestFleetAnswerCacheServesTheFleetWhileNewLocationsHaveNoRecords: a location onboarded
+// with its tariff, no readings yet, changes no row or skipped entry of the whole fleet's
+// answer, which is served (the token statement alone) and equals a fresh computation, also
+// after that tariff changes. Its first readings in the window, a tariff written for a
+// location with readings and such a location deleted make it computed again. Answers
+// naming locations or a customer are computed again after a location is created or
+// deleted, and one naming a location deleted without readings is its error.
+func TestFleetAnswerCacheServesTheFleetWhileNewLocationsHaveNoRecords(t *testing.T) {
+	f := newBucketFleetWith(t, apitest.Options{Configure: answerCacheOn})
+	onboard := func() string {
+		return f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.3}})})
+	}
+	tariff := func(loc string) {
+		f.must(f.do("POST", "/tariffs/elements", map[string]any{"location_id": loc, "direction": "IMPORT", "type": "NON_COMMODITY",
+			"contract_start_date": "2020-01-01T00:00:00Z", "contract_end_date": "2030-01-01T00:00:00Z",
+			"schedule": flatRate([]any{map[string]any{"fixed": 0.05}})}))
+	}
+	f.cachedFleet(t)
+	loc := onboard()
+	for i, what := range []string{"a location onboarded", "a tariff of it written"} {
+		if i == 1 {
+			tariff(loc)
+		}
+		f.count.take()
+		rows, hit := f.cachedFleet(t)
+		if ran := f.count.take(); !hit || !maps.Equal(ran, map[string]int{"query.fleet_token": 1}) {
+			t.Errorf("after %s: served %t, statements %v (want served by the token statement alone)", what, hit, ran)
+		}
+		sameRows(t, "after "+what, rows, f.freshFleet(t))
+	}
+	writes := []struct {
+		name  string
+		write func()
+	}{
+		{"the onboarded location's first readings", func() { f.readings(loc, time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC), 24, 1000) }},
+		{"a tariff of a location with readings written", func() { tariff(f.b) }},
+		{"a location with readings deleted", func() {
+			if r := f.do("DELETE", "/locations/"+loc, nil); r.Status != 202 {
+				t.Fatalf("delete: %d %s", r.Status, r.Body)
+			}
+		}},
+	}
+	for _, w := range writes {
+		before, _ := f.cachedFleet(t)
+		w.write()
+		rows, hit := f.cachedFleet(t)
+		fresh := f.freshFleet(t)
+		if hit {
+			t.Errorf("after %s: served from the cache", w.name)
+		}
+		sameRows(t, "after "+w.name, rows, fresh)
+		if len(before) == len(fresh) && sameValues(before, fresh) {
+			t.Errorf("after %s: the fresh answer is the one before (the write changed nothing to check)", w.name)
+		}
+	}
+
+	cus := f.must(f.do("POST", "/customers", map[string]any{}))["id"].(string)
+	ofCustomer := f.must(f.do("POST", "/locations", map[string]any{"timezone": "Europe/London", "currency_code": "GBP",
+		"customer_id": cus}))["id"].(string)
+	named := onboard()
+	start, end := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC)
+	shapes := map[string]query.FleetRequest{
+		"location_ids": {Start: start, End: end, Aggregation: query.AggregationDay, LocationIDs: []string{f.a, named}, LocationsSet: true},
+		"customer_id":  {Start: start, End: end, Aggregation: query.AggregationDay, CustomerID: cus},
+	}
+	ask := func(req query.FleetRequest) (bool, error) {
+		p := f.api.App.Pricer
+		query.WaitAnswerStores(p)
+		before := p.AnswerCounts().Served
+		_, err := p.FleetEncoded(context.Background(), f.scope, req, "json", func(a query.FleetCost) ([]byte, error) { return json.Marshal(a) })
+		return p.AnswerCounts().Served > before, err
+	}
+	for _, w := range []struct {
+		name  string
+		write func()
+	}{
+		{"a location onboarded", func() { onboard() }},
+		{"a location without readings deleted", func() {
+			if r := f.do("DELETE", "/locations/"+ofCustomer, nil); r.Status != 202 {
+				t.Fatalf("delete: %d %s", r.Status, r.Body)
+			}
+		}},
+	} {
+		for shape, req := range shapes {
+			ask(req)
+			if hit, err := ask(req); !hit || err != nil {
+				t.Errorf("%s asked again before %s: served %t, %v", shape, w.name, hit, err)
+			}
+		}
+		w.write()
+		for shape, req := range shapes {
+			if hit, err := ask(req); hit || err != nil {
+				t.Errorf("%s after %s: served %t, %v (want computed)", shape, w.name, hit, err)
+			}
+		}
+	}
+	f.must(f.do("DELETE", "/locations/"+named, nil))
+	if _, err := ask(shapes["location_ids"]); err == nil || kwhouse.AsError(err) == nil || kwhouse.AsError(err).Code != "resource_missing" {
+		t.Errorf("location_ids naming a deleted location: %v, want resource_missing", err)
+	}
 }

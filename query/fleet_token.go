@@ -11,14 +11,16 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-// tokenShape is what fleet_token.sql reads: the whole scope (the zero shape), or the
-// locations of a later page by id, from @lo on (From), only up to @hi and @next (Upto),
-// one row per location (ByLocation).
-type tokenShape struct{ From, Upto, ByLocation bool }
+// tokenShape is what fleet_token.sql reads: the whole scope's locations with records (the
+// zero shape), with every document of the scope for a request naming locations or a
+// customer (Named), or the locations of a later page by id, from @lo on (From), only up
+// to @hi and @next (Upto), one row per location (ByLocation).
+type tokenShape struct{ Named, From, Upto, ByLocation bool }
 
 var (
 	fleetTokenStmt = chstore.Register("query.fleet_token", "fleet_token.sql: what every input of a fleet answer has recorded so far")
 	fleetTokenSQL  = renderToken(tokenShape{})
+	namedTokenSQL  = renderToken(tokenShape{Named: true})
 	// A page served from the answer cache reads its own locations' token.
 	pageTokenStmt    = chstore.Register("query.fleet_page_token", "fleet_token.sql: what the locations of a page by id have recorded so far")
 	pageTokenSQL     = renderToken(tokenShape{From: true, Upto: true})
@@ -78,9 +80,15 @@ func (s pageSpan) holds(id string) bool {
 // answer's records, tier lookback included, and the skipped check's counts come from),
 // the price changes dated from two days before the window to two days after it (a dated
 // change reaches the local days within a day of its date) and of every date, and the
-// scope's customers, locations, devices, tariffs and markets.
+// location documents, of the locations with records over that reach only; a request
+// naming locations or a customer reads every location's price changes and every
+// customer, location, device, tariff and market of the scope (whether each exists).
 func (c *Pricer) readFleetToken(ctx context.Context, scope kwhouse.Scope, req FleetRequest) (fleetToken, error) {
-	return c.sumToken(ctx, fleetTokenStmt.With(fleetTokenSQL), scope, req)
+	sql := fleetTokenSQL
+	if req.LocationsSet || req.CustomerID != "" {
+		sql = namedTokenSQL
+	}
+	return c.sumToken(ctx, fleetTokenStmt.With(sql), scope, req)
 }
 
 // readPageToken reads the state token of the page of req whose locations are s: what

@@ -11,7 +11,11 @@
 -- date (1970-01-01), each count times its date's and its location's weights. Part 2, the
 -- scope's documents an answer reads: how many, and a sum of a hash of each one's latest
 -- version (what the catalog's reads take: a write or a delete gives its document a new
--- latest version, and a merge, which drops older versions only, changes neither). A later
+-- latest version, and a merge, which drops older versions only, changes neither). Unless
+-- the request names locations or a customer (.Named: every document of the scope), parts 1
+-- and 2 count only the price changes and location documents of the locations with records
+-- in part 0's reach (token_recorded): an answer's rows and skipped come from those alone,
+-- and a location's first record there moves part 0 (docs/costs.md, "Answer cache"). A later
 -- page by id (.From) reads the locations from @lo on only, up to @hi and @next (.Upto),
 -- and of the documents only theirs: every table here is ordered by location (documents
 -- by id), so its range is an index range. The count parts are one SELECT each: 18.16
@@ -38,6 +42,8 @@ SELECT toUInt8(1) AS part, {{template "token_loc" .}} AS loc, sum(n) AS total,
 FROM price_changes
 WHERE account_id = @account AND live_mode = @live
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1))){{template "token_range" .}}
+{{- if not .Named}}
+    AND location_id IN {{template "token_recorded" .}}{{end}}
 {{- template "token_group" .}}
 UNION ALL
 SELECT toUInt8(2) AS part, {{if .ByLocation}}id{{else}}''{{end}} AS loc, count() AS total, sum(intHash64(latest)) AS weighted
@@ -45,10 +51,11 @@ FROM (
     SELECT id, max(version) AS latest
     FROM documents
     WHERE account_id = @account AND live_mode = @live
-{{- if .From}}
-        AND kind = 'location' AND (id >= @lo{{if .Upto}} AND id <= @hi OR id = @next{{end}})
-{{- else}}
+{{- if .Named}}
         AND kind IN ('customer', 'location', 'device', 'tariff', 'market')
+{{- else}}
+        AND kind = 'location'{{if .From}} AND (id >= @lo{{if .Upto}} AND id <= @hi OR id = @next{{end}}){{end}}
+        AND id IN {{template "token_recorded" .}}
 {{- end}}
     GROUP BY kind, id
 ){{if .ByLocation}}
@@ -65,6 +72,10 @@ SETTINGS max_threads = 1{{end}}
 
 {{define "token_range"}}{{if .From}}
     AND (location_id >= @lo{{if .Upto}} AND location_id <= @hi OR location_id = @next{{end}}){{end}}{{end}}
+
+{{define "token_recorded"}}(SELECT location_id FROM reading_changes_by_month
+        WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1)
+        {{- template "token_range" .}}){{end}}
 
 {{define "token_group"}}{{if .ByLocation}}
 GROUP BY location_id{{end}}{{end}}

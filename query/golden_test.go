@@ -49,6 +49,7 @@ var goldenShapes = []struct {
 	{"fleet_recorded.sql", "fleet_recorded", nil},
 	{"fleet_ahead.sql", "fleet_ahead", nil},
 	{"fleet_token.sql", "fleet_token", tokenShape{}},
+	{"fleet_named_token.sql", "fleet_token", tokenShape{Named: true}},
 	{"fleet_page_token.sql", "fleet_token", tokenShape{From: true, Upto: true}},
 	{"fleet_last_page_token.sql", "fleet_token", tokenShape{From: true}},
 	{"fleet_tokens_from.sql", "fleet_token", tokenShape{From: true, ByLocation: true}},

@@ -10,7 +10,11 @@
 -- date (1970-01-01), each count times its date's and its location's weights. Part 2, the
 -- scope's documents an answer reads: how many, and a sum of a hash of each one's latest
 -- version (what the catalog's reads take: a write or a delete gives its document a new
--- latest version, and a merge, which drops older versions only, changes neither). A later
+-- latest version, and a merge, which drops older versions only, changes neither). Unless
+-- the request names locations or a customer (.Named: every document of the scope), parts 1
+-- and 2 count only the price changes and location documents of the locations with records
+-- in part 0's reach (token_recorded): an answer's rows and skipped come from those alone,
+-- and a location's first record there moves part 0 (docs/costs.md, "Answer cache"). A later
 -- page by id (.From) reads the locations from @lo on only, up to @hi and @next (.Upto),
 -- and of the documents only theirs: every table here is ordered by location (documents
 -- by id), so its range is an index range. The count parts are one SELECT each: 18.16
@@ -40,6 +44,9 @@ FROM price_changes
 WHERE account_id = @account AND live_mode = @live
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
     AND (location_id >= @lo)
+    AND location_id IN (SELECT location_id FROM reading_changes_by_month
+        WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1)
+    AND (location_id >= @lo))
 GROUP BY location_id
 UNION ALL
 SELECT toUInt8(2) AS part, id AS loc, count() AS total, sum(intHash64(latest)) AS weighted
@@ -48,6 +55,9 @@ FROM (
     FROM documents
     WHERE account_id = @account AND live_mode = @live
         AND kind = 'location' AND (id >= @lo)
+        AND id IN (SELECT location_id FROM reading_changes_by_month
+        WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1)
+    AND (location_id >= @lo))
     GROUP BY kind, id
 )
 GROUP BY id
