@@ -43,7 +43,7 @@ FROM price_changes
 WHERE account_id = @account AND live_mode = @live
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1))){{template "token_range" .}}
 {{- if not .Named}}
-    AND location_id IN {{template "token_recorded" .}}{{end}}
+    AND location_id GLOBAL IN {{template "token_recorded" .}}{{end}}
 {{- template "token_group" .}}
 UNION ALL
 SELECT toUInt8(2) AS part, {{if .ByLocation}}id{{else}}''{{end}} AS loc, count() AS total, sum(intHash64(latest)) AS weighted
@@ -55,7 +55,7 @@ FROM (
         AND kind IN ('customer', 'location', 'device', 'tariff', 'market')
 {{- else}}
         AND kind = 'location'{{if .From}} AND (id >= @lo{{if .Upto}} AND id <= @hi OR id = @next{{end}}){{end}}
-        AND id IN {{template "token_recorded" .}}
+        AND id GLOBAL IN {{template "token_recorded" .}}
 {{- end}}
     GROUP BY kind, id
 ){{if .ByLocation}}
@@ -73,6 +73,10 @@ SETTINGS max_threads = 1{{end}}
 {{define "token_range"}}{{if .From}}
     AND (location_id >= @lo{{if .Upto}} AND location_id <= @hi OR location_id = @next{{end}}){{end}}{{end}}
 
+-- The locations with records in the reach. GLOBAL: on a cluster price_changes and
+-- reading_changes_by_month are Distributed, and 18.16 refuses an IN whose set is read
+-- through a Distributed table inside a statement sent to the shards (distributed_product_mode
+-- deny); the set is read once, over every shard, and sent with the statement.
 {{define "token_recorded"}}(SELECT location_id FROM reading_changes_by_month
         WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1)
         {{- template "token_range" .}}){{end}}

@@ -42,7 +42,7 @@ FROM price_changes
 WHERE account_id = @account AND live_mode = @live
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
     AND (location_id >= @lo AND location_id <= @hi OR location_id = @next)
-    AND location_id IN (SELECT location_id FROM reading_changes_by_month
+    AND location_id GLOBAL IN (SELECT location_id FROM reading_changes_by_month
         WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1)
     AND (location_id >= @lo AND location_id <= @hi OR location_id = @next))
 UNION ALL
@@ -52,7 +52,7 @@ FROM (
     FROM documents
     WHERE account_id = @account AND live_mode = @live
         AND kind = 'location' AND (id >= @lo AND id <= @hi OR id = @next)
-        AND id IN (SELECT location_id FROM reading_changes_by_month
+        AND id GLOBAL IN (SELECT location_id FROM reading_changes_by_month
         WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1)
     AND (location_id >= @lo AND location_id <= @hi OR location_id = @next))
     GROUP BY kind, id

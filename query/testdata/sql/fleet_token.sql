@@ -39,7 +39,7 @@ SELECT toUInt8(1) AS part, '' AS loc, sum(n) AS total,
 FROM price_changes
 WHERE account_id = @account AND live_mode = @live
     AND (day = toDate('1970-01-01') OR (day >= toDate(@p0) AND day <= toDate(@p1)))
-    AND location_id IN (SELECT location_id FROM reading_changes_by_month
+    AND location_id GLOBAL IN (SELECT location_id FROM reading_changes_by_month
         WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1))
 UNION ALL
 SELECT toUInt8(2) AS part, '' AS loc, count() AS total, sum(intHash64(latest)) AS weighted
@@ -48,7 +48,7 @@ FROM (
     FROM documents
     WHERE account_id = @account AND live_mode = @live
         AND kind = 'location'
-        AND id IN (SELECT location_id FROM reading_changes_by_month
+        AND id GLOBAL IN (SELECT location_id FROM reading_changes_by_month
         WHERE account_id = @account AND live_mode = @live AND month >= toDate(@m0) AND month <= toDate(@m1))
     GROUP BY kind, id
 )
