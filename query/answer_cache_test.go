@@ -113,17 +113,7 @@ func TestFleetAnswerCacheServesOnlyTheStateItWasComputedIn(t *testing.T) {
 		}},
 	}
 	for _, w := range writes {
-		before, _ := f.cachedFleet(t)
-		w.write()
-		rows, hit := f.cachedFleet(t)
-		fresh := f.freshFleet(t)
-		if hit {
-			t.Errorf("after %s: served from the cache", w.name)
-		}
-		sameRows(t, "after "+w.name, rows, fresh)
-		if len(before) == len(fresh) && sameValues(before, fresh) {
-			t.Errorf("after %s: the fresh answer is the one before (the write changed nothing to check)", w.name)
-		}
+		fresh := f.missesAfter(t, w.name, w.write)
 		if again, hit := f.cachedFleet(t); !hit {
 			t.Errorf("after %s, asked again: not served from the cache", w.name)
 		} else {
@@ -134,6 +124,25 @@ func TestFleetAnswerCacheServesOnlyTheStateItWasComputedIn(t *testing.T) {
 	if _, hit := f.cachedFleet(t); !hit {
 		t.Error("after market prices of a later day: not served from the cache")
 	}
+}
+
+// missesAfter asks the cached fleet answer, runs write (named name) and checks that the
+// answer asked next is computed again, equals a fresh computation and differs from the
+// one before; it returns the fresh answer.
+func (f *bucketFleet) missesAfter(t *testing.T, name string, write func()) map[string]bucketRow {
+	t.Helper()
+	before, _ := f.cachedFleet(t)
+	write()
+	rows, hit := f.cachedFleet(t)
+	fresh := f.freshFleet(t)
+	if hit {
+		t.Errorf("after %s: served from the cache", name)
+	}
+	sameRows(t, "after "+name, rows, fresh)
+	if len(before) == len(fresh) && sameValues(before, fresh) {
+		t.Errorf("after %s: the fresh answer is the one before (the write changed nothing to check)", name)
+	}
+	return fresh
 }
 
 // sameValues reports whether every row of a has b's figures.
@@ -525,17 +534,7 @@ func TestFleetAnswerCacheServesTheFleetWhileNewLocationsHaveNoRecords(t *testing
 		}},
 	}
 	for _, w := range writes {
-		before, _ := f.cachedFleet(t)
-		w.write()
-		rows, hit := f.cachedFleet(t)
-		fresh := f.freshFleet(t)
-		if hit {
-			t.Errorf("after %s: served from the cache", w.name)
-		}
-		sameRows(t, "after "+w.name, rows, fresh)
-		if len(before) == len(fresh) && sameValues(before, fresh) {
-			t.Errorf("after %s: the fresh answer is the one before (the write changed nothing to check)", w.name)
-		}
+		f.missesAfter(t, w.name, w.write)
 	}
 
 	cus := f.must(f.do("POST", "/customers", map[string]any{}))["id"].(string)
