@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math/rand"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -438,57 +435,9 @@ func TestFleetAnswerCachePagesRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
 		}
 		return rows
 	}
-	var mu sync.Mutex
-	snapshots := []map[string]query.FleetRow{answer(false)}
-	var started, written atomic.Int64
-	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for k := 1; k <= 16; k++ {
-			day := time.Date(2024, 3, 1+rng.Intn(5), rng.Intn(24), 0, 0, 0, time.UTC)
-			loc := w.ids[rng.Intn(len(w.ids))]
-			started.Store(int64(k))
-			switch k % 3 {
-			case 0:
-				f.readings(loc, day.Add(30*time.Minute), 1, float64(100+rng.Intn(900)))
-			case 1:
-				f.readings(loc, day, 1, float64(100+rng.Intn(900)))
-			case 2:
-				f.prices(day.Truncate(24*time.Hour), day.Truncate(24*time.Hour).Add(24*time.Hour), float64(rng.Intn(50))/100)
-			}
-			written.Store(int64(k))
-			snap := answer(false)
-			mu.Lock()
-			snapshots = append(snapshots, snap)
-			mu.Unlock()
-		}
-	}()
-	type read struct {
-		from, to int64
-		rows     map[string]query.FleetRow
-	}
-	var reads []read
-	for {
-		select {
-		case <-done:
-		default:
-			from := written.Load()
-			rows := answer(true)
-			reads = append(reads, read{from: from, to: started.Load(), rows: rows})
-			continue
-		}
-		break
-	}
-	if len(reads) < 4 {
-		t.Fatalf("only %d reads raced the writer", len(reads))
-	}
-	for i, r := range reads {
-		for _, problem := range rowsOfSomeInstant(r.rows, snapshots[r.from:r.to+1]) {
-			t.Errorf("read %d (during writes %d–%d): %s", i, r.from, r.to, problem)
-		}
-	}
-	t.Logf("%d reads of page 1 raced 16 writes; answers %+v", len(reads), reader.AnswerCounts())
+	n := raceWrites(t, f, w.ids, func() map[string]query.FleetRow { return answer(false) },
+		func(int) map[string]query.FleetRow { return answer(true) })
+	t.Logf("%d reads of page 1 raced 16 writes; answers %+v", n, reader.AnswerCounts())
 }
 
 // TestFleetAnswerCacheServesTheFleetWhileNewLocationsHaveNoRecords: a location onboarded

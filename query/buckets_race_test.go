@@ -48,9 +48,22 @@ func TestPricedBucketsRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
 		}
 		return rows
 	}
-	// snapshots[k] is the fresh answer after the writer's k-th write (and before the next).
+	n := raceWrites(t, f, []string{f.a, f.b}, func() map[string]query.FleetRow { return answer(fresh) },
+		func(i int) map[string]query.FleetRow { return answer(readers[i%2]) })
+	t.Logf("%d reads raced 16 writes; buckets %+v and %+v; answers %+v", n, readers[0].BucketCounts(),
+		readers[1].BucketCounts(), readers[1].AnswerCounts())
+}
+
+// raceWrites races 16 writes (new readings, re-sent readings, market prices of past days)
+// of the locations locs with reads (read(i), the i-th) until the writes end: every row of
+// each read must be a row of fresh (a fresh pricing) as stored after one of the writes
+// done during that read (snapshots[k] is fresh after the k-th write, before the next). It
+// returns how many reads raced.
+func raceWrites(t *testing.T, f *bucketFleet, locs []string, fresh func() map[string]query.FleetRow,
+	read func(i int) map[string]query.FleetRow) int {
+	t.Helper()
 	var mu sync.Mutex
-	snapshots := []map[string]query.FleetRow{answer(fresh)}
+	snapshots := []map[string]query.FleetRow{fresh()}
 	var started, written atomic.Int64
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	done := make(chan struct{})
@@ -58,7 +71,7 @@ func TestPricedBucketsRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
 		defer close(done)
 		for k := 1; k <= 16; k++ {
 			day := time.Date(2024, 3, 1+rng.Intn(5), rng.Intn(24), 0, 0, 0, time.UTC)
-			loc := []string{f.a, f.b}[rng.Intn(2)]
+			loc := locs[rng.Intn(len(locs))]
 			started.Store(int64(k))
 			switch k % 3 {
 			case 0: // a new reading, half-past: no earlier one has its key
@@ -69,24 +82,24 @@ func TestPricedBucketsRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
 				f.prices(day.Truncate(24*time.Hour), day.Truncate(24*time.Hour).Add(24*time.Hour), float64(rng.Intn(50))/100)
 			}
 			written.Store(int64(k))
-			snap := answer(fresh)
+			snap := fresh()
 			mu.Lock()
 			snapshots = append(snapshots, snap)
 			mu.Unlock()
 		}
 	}()
-	type read struct {
+	type raced struct {
 		from, to int64
 		rows     map[string]query.FleetRow
 	}
-	var reads []read
+	var reads []raced
 	for i := 0; ; i++ {
 		select {
 		case <-done:
 		default:
 			from := written.Load()
-			rows := answer(readers[i%2])
-			reads = append(reads, read{from: from, to: started.Load(), rows: rows})
+			rows := read(i)
+			reads = append(reads, raced{from: from, to: started.Load(), rows: rows})
 			continue
 		}
 		break
@@ -99,8 +112,7 @@ func TestPricedBucketsRacingWritersGiveRowsOfSomeInstant(t *testing.T) {
 			t.Errorf("read %d (during writes %d–%d): %s", i, r.from, r.to, problem)
 		}
 	}
-	t.Logf("%d reads raced 16 writes; buckets %+v and %+v; answers %+v", len(reads), readers[0].BucketCounts(),
-		readers[1].BucketCounts(), readers[1].AnswerCounts())
+	return len(reads)
 }
 
 // rowsOfSomeInstant lists the rows of got (and the rows missing from it) that no snapshot has.
