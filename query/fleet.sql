@@ -78,7 +78,7 @@ SELECT loc, dev, rid, rs, re, comp, act, tr, e,{{if .Refs}} sess, ref,{{end}}
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
-    if(comp = 0, 0., {{untieredMoney "e" "xcov" "price[1]"}}) AS xm
+    if(comp = 0, 0., {{untieredMoney "e" "xcov * price[1]"}}) AS xm
 FROM ({{template "fleet_records" .}}) AS recs
 ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
 WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))

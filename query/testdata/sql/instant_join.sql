@@ -19,7 +19,7 @@ SELECT loc, dev, rid, rs, re, comp, act, tr, e, sess, ref,
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
-    if(comp = 0, 0., e * xcov / (re - rs) * price[1] / 1000) AS xm
+    if(comp = 0, 0., e / (re - rs) * (xcov * price[1]) / 1000) AS xm
 FROM (
 -- The fleet's meter records (location-level, or devices'), with the components that have
 -- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
