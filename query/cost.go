@@ -60,6 +60,16 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 		return fmt.Sprintf("if((bitAnd(%[1]s, 1) != 0 AND %[2]s > %[3]s) OR (bitAnd(%[1]s, 2) != 0 AND %[2]s > %[4]s)"+
 			" OR (bitAnd(%[1]s, 4) != 0 AND %[5]s > %[6]s), 0., 1.)", act, impLen, cov1, cov2, expLen, cov3)
 	},
+	// repeats is 1 when two of a group's rows (those where cond holds, all when it is "")
+	// have one key: its sorted keys hold two equal neighbours. A sort of each group's keys
+	// costs 18.16 less than a hash set of them (uniqExact: a fleet month by DAY, ~25 of ~70 ms less).
+	"repeats": func(key, cond string) string {
+		keys := fmt.Sprintf("groupArrayIf(%s, %s)", key, cond)
+		if cond == "" {
+			keys = fmt.Sprintf("groupArray(%s)", key)
+		}
+		return fmt.Sprintf("toUInt8(has(arrayPopFront(arrayDifference(arraySort(%s))), 0))", keys)
+	},
 	// counterEnds is where a tier counter stands after each of a tier period's items, in
 	// counter order: start (the sum of the pieces before the window, which precede every
 	// piece of it) plus the running sum of field wh of the items. 18.16's lambdas cannot

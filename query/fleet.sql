@@ -18,7 +18,7 @@ SELECT loc, dev, {{template "fleet_key" .}},
     max(xdirty) AS dirty
 {{- else}}
     -- Two rows of one reading (see fleet_dirty in fleet_arrays.sql; rid is the reading's key).
-    toUInt8(countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
+    {{repeats "rid" "comp = 0"}} AS dirty
 {{- end}}
 FROM
 (
@@ -100,7 +100,7 @@ FROM
     SELECT loc, dev, comp, any(act) AS act,
 {{- if not .Dedup}}
         -- comp 0 holds each row once, lookback rows too (their counts run the counters).
-        toUInt8(comp = 0 AND count() != uniqExact(rid)) AS gdirty,
+        {{repeats "rid" "comp = 0"}} AS gdirty,
 {{- else}}
         toUInt8(0) AS gdirty,
 {{- end}}

@@ -40,7 +40,7 @@ SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) A
     0. AS money_non,
     least(min(conf), if((bitAnd(any(act), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(re - rs, tr = 1) > 0) OR (bitAnd(any(act), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
-    toUInt8(count() != uniqExact(toUInt32(rs * 4 + tr))) AS dirty
+    toUInt8(has(arrayPopFront(arrayDifference(arraySort(groupArray(toUInt32(rs * 4 + tr))))), 0)) AS dirty
 FROM
 (
     -- The readings: every stored version, undeduplicated: a reading sent twice
