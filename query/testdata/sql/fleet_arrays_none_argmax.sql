@@ -65,7 +65,11 @@ FROM
             @s2_start AS s2_start, @s2_price AS s2_price,
             @s2_first AS s2_first, @s2_last AS s2_last, @s2_end AS s2_end, @s2_conf AS s2_conf
     FROM meter_records
-    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+    -- The locations first: where they are a few of those in the granules read (a tiered
+    -- batch of every tenth location), the other columns are read for their rows only (a
+    -- fleet month's 100 tiered locations on 18.16: 56-72 ms of CPU reading, 76-90 ms in WHERE).
+    PREWHERE location_id IN @locs
+    WHERE account_id = @account AND live_mode = @live
         AND device_id = ''
         AND direction = @dir
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
