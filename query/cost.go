@@ -45,9 +45,12 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 	// (chstore.DayWeight, chstore.ReachMonths).
 	"dayWeight":   chstore.DayWeight,
 	"reachMonths": chstore.ReachMonths,
-	// untieredMoney is the money of that part at price per kWh (the one untiered rule;
-	// tiered money is bandMoney's).
-	"untieredMoney": func(e, secs, price string) string { return pieceWh(e, secs) + " * " + price + " / 1000" },
+	// untieredMoney is the money of a record [rs, re) of e Wh whose seconds inside price
+	// segments, each times its price per kWh, sum to secsPrice: records are spread evenly
+	// over their time (the one untiered rule; tiered money is bandMoney's).
+	"untieredMoney": func(e, secsPrice string) string {
+		return fmt.Sprintf("%s / (re - rs) * (%s) / 1000", e, secsPrice)
+	},
 	// uncovered is 0 when a component with tariffs (bit n - 1 of act for component n)
 	// covers fewer seconds (cov1, cov2: import; cov3: export) than the records it prices
 	// last (impLen, expLen), else 1: time without a price (a missing market price) is
@@ -56,6 +59,16 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 	"uncovered": func(act, impLen, cov1, cov2, expLen, cov3 string) string {
 		return fmt.Sprintf("if((bitAnd(%[1]s, 1) != 0 AND %[2]s > %[3]s) OR (bitAnd(%[1]s, 2) != 0 AND %[2]s > %[4]s)"+
 			" OR (bitAnd(%[1]s, 4) != 0 AND %[5]s > %[6]s), 0., 1.)", act, impLen, cov1, cov2, expLen, cov3)
+	},
+	// repeats is 1 when two of a group's rows (those where cond holds, all when it is "")
+	// have one key: its sorted keys hold two equal neighbours. A sort of each group's keys
+	// costs 18.16 less than a hash set of them (uniqExact: a fleet month by DAY, ~25 of ~70 ms less).
+	"repeats": func(key, cond string) string {
+		keys := fmt.Sprintf("groupArrayIf(%s, %s)", key, cond)
+		if cond == "" {
+			keys = fmt.Sprintf("groupArray(%s)", key)
+		}
+		return fmt.Sprintf("toUInt8(has(arrayPopFront(arrayDifference(arraySort(%s))), 0))", keys)
 	},
 	// counterEnds is where a tier counter stands after each of a tier period's items, in
 	// counter order: start (the sum of the pieces before the window, which precede every
@@ -224,4 +237,15 @@ type pricingShape struct {
 	Session                  bool              // only the readings of @session are priced
 	Instant                  bool              // the request's record (@i_*) is priced as if stored
 	Cluster                  bool              // meter_records is distributed: readings.sql adds the arrays after reading
+}
+
+// Summed is sum, the aggregate of component n's per-record column in fleet_arrays.sql,
+// or zero, the constant that column is, when no packed timeline has component n.
+func (s pricingShape) Summed(n int, sum, zero string) string {
+	for _, c := range s.Comps {
+		if c.N == n && c.Present {
+			return sum
+		}
+	}
+	return zero
 }

@@ -10,12 +10,14 @@ bucket of @bucket seconds from @t0) naming the few segments a record can touch. 
 {{- else}}
 {{- $n := .N}},
         -- Component {{$n}}: candidates are segments first[b0] … last[b1] (none when empty);
-        -- o{{$n}} holds the record's seconds inside each (≤ 0: none).
+        -- o{{$n}} holds the record's seconds inside each (0: none). The money is the record's
+        -- energy per second times its seconds × price summed over them: a lambda that captures
+        -- a column copies it once per element (a fleet month on 18.16: ~30 ms of 420 ms CPU).
         arrayElement(s{{$n}}_first, b0) AS i{{$n}}, greatest(toInt64(arrayElement(s{{$n}}_last, b1)) - i{{$n}} + 1, 0) AS k{{$n}},
-        arrayMap((a, b) -> toInt64(least(re, b)) - toInt64(greatest(rs, a)),
+        arrayMap((a, b) -> greatest(toInt64(least(re, b)) - toInt64(greatest(rs, a)), 0),
             arraySlice(s{{$n}}_start, i{{$n}}, k{{$n}}), {{template "arrays_ends" .}}) AS o{{$n}},
-        arraySum(arrayMap(o -> greatest(o, 0), o{{$n}})) AS cov{{$n}},
-        arraySum(arrayMap((o, p) -> {{untieredMoney "e" "greatest(o, 0)" "p"}}, o{{$n}}, arraySlice(s{{$n}}_price, i{{$n}}, k{{$n}}))) AS m{{$n}},
+        arraySum(o{{$n}}) AS cov{{$n}},
+        {{untieredMoney "e" (printf "arraySum(arrayMap((o, p) -> o * p, o%d, arraySlice(s%d_price, i%d, k%d)))" $n $n $n $n)}} AS m{{$n}},
         {{- if .OneConf}}
         -- One confidence for every segment: the least over the segments the record meets.
         if(cov{{$n}} > 0, least(rc, toFloat64(@s{{$n}}_conf1)), 1.) AS c{{$n}}
@@ -26,11 +28,10 @@ bucket of @bucket seconds from @t0) naming the few segments a record can touch. 
 {{end}}
 
 {{define "arrays_money"}}
-{{- /* A record's money (tr 1: import, commodity m1 + non-commodity m2; tr 2: export m3)
-and the least confidence of the record and the segments it meets (uncovered time lowers
-it in the sums: fleet_arrays.sql). */ -}},
-    multiIf(tr = 1, m1 + m2, tr = 2, m3, 0.) AS m, multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com,
-    if(tr = 1, m2, 0.) AS m_non,
+{{- /* A record's money (tr 1: import, commodity m1 + non-commodity m2; tr 2: export m3;
+fleet_arrays.sql sums the two parts) and the least confidence of the record and the segments
+it meets (uncovered time lowers it in the sums: fleet_arrays.sql). */ -}},
+    multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com, if(tr = 1, m2, 0.) AS m_non,
     least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
 {{- end}}
 

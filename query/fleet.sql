@@ -18,7 +18,7 @@ SELECT loc, dev, {{template "fleet_key" .}},
     max(xdirty) AS dirty
 {{- else}}
     -- Two rows of one reading (see fleet_dirty in fleet_arrays.sql; rid is the reading's key).
-    toUInt8(countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
+    {{repeats "rid" "comp = 0"}} AS dirty
 {{- end}}
 FROM
 (
@@ -78,7 +78,7 @@ SELECT loc, dev, rid, rs, re, comp, act, tr, e,{{if .Refs}} sess, ref,{{end}}
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
-    if(comp = 0, 0., {{untieredMoney "e" "xcov" "price[1]"}}) AS xm
+    if(comp = 0, 0., {{untieredMoney "e" "xcov * price[1]"}}) AS xm
 FROM ({{template "fleet_records" .}}) AS recs
 ALL LEFT JOIN ({{template "fleet_segments" .}}) AS segs USING (rep, ctr, hb)
 WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
@@ -100,7 +100,7 @@ FROM
     SELECT loc, dev, comp, any(act) AS act,
 {{- if not .Dedup}}
         -- comp 0 holds each row once, lookback rows too (their counts run the counters).
-        toUInt8(comp = 0 AND count() != uniqExact(rid)) AS gdirty,
+        {{repeats "rid" "comp = 0"}} AS gdirty,
 {{- else}}
         toUInt8(0) AS gdirty,
 {{- end}}

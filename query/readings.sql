@@ -43,7 +43,11 @@ location, device, direction, tariff_rate, start and end; how its versions become
         {{- template "arrays_columns" .}}
 {{- end}}{{end}}{{end}}
     FROM meter_records{{if eq .Dedup "final"}} FINAL{{end}}
-    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+    -- The locations first: where they are a few of those in the granules read (a tiered
+    -- batch of every tenth location), the other columns are read for their rows only (a
+    -- fleet month's 100 tiered locations on 18.16: 56-72 ms of CPU reading, 76-90 ms in WHERE).
+    PREWHERE location_id IN @locs
+    WHERE account_id = @account AND live_mode = @live
         AND device_id {{if .Device}}= @device{{else if .Devices}}!= ''{{else}}= ''{{end}}
 {{- if not .Tiered}}
         AND direction = @dir

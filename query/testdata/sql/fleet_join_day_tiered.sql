@@ -28,7 +28,7 @@ FROM
     -- period in one level (one level fewer for 18.16 to analyse again).
     SELECT loc, dev, comp, any(act) AS act,
         -- comp 0 holds each row once, lookback rows too (their counts run the counters).
-        toUInt8(comp = 0 AND count() != uniqExact(rid)) AS gdirty,
+        toUInt8(has(arrayPopFront(arrayDifference(arraySort(groupArrayIf(rid, comp = 0)))), 0)) AS gdirty,
         -- Pieces that start before the window (the tier lookback; every reported record
         -- starts in it) only start the counter: one sum, no sort (a fleet's day mid-month
         -- on 18.16: the tiered query 168 ms alone, 40 MiB at peak; sorted too, 190 ms, 89 MiB).
@@ -63,7 +63,11 @@ FROM
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
         energy_wh AS e, confidence AS rc
     FROM meter_records
-    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+    -- The locations first: where they are a few of those in the granules read (a tiered
+    -- batch of every tenth location), the other columns are read for their rows only (a
+    -- fleet month's 100 tiered locations on 18.16: 56-72 ms of CPU reading, 76-90 ms in WHERE).
+    PREWHERE location_id IN @locs
+    WHERE account_id = @account AND live_mode = @live
         AND device_id = ''
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
 )

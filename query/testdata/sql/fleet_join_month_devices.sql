@@ -12,7 +12,7 @@ SELECT loc, dev, toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz), @tz)) 
     -- When the bucket's last record ends (priced buckets: docs/costs.md).
     max(re) AS reach,
     -- Two rows of one reading (see fleet_dirty in fleet_arrays.sql; rid is the reading's key).
-    toUInt8(countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
+    toUInt8(has(arrayPopFront(arrayDifference(arraySort(groupArrayIf(rid, comp = 0)))), 0)) AS dirty
 FROM
 (
 -- Untiered: each record split at every price segment it meets, priced where it lies.
@@ -20,7 +20,7 @@ SELECT loc, dev, rid, rs, re, comp, act, tr, e,
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
-    if(comp = 0, 0., e * xcov / (re - rs) * price[1] / 1000) AS xm
+    if(comp = 0, 0., e / (re - rs) * (xcov * price[1]) / 1000) AS xm
 FROM (
 -- The fleet's meter records (location-level, or devices'), with the components that have
 -- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
@@ -44,7 +44,11 @@ FROM
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
         energy_wh AS e, confidence AS rc
     FROM meter_records
-    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+    -- The locations first: where they are a few of those in the granules read (a tiered
+    -- batch of every tenth location), the other columns are read for their rows only (a
+    -- fleet month's 100 tiered locations on 18.16: 56-72 ms of CPU reading, 76-90 ms in WHERE).
+    PREWHERE location_id IN @locs
+    WHERE account_id = @account AND live_mode = @live
         AND device_id != ''
         AND direction = @dir
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)

@@ -13,12 +13,14 @@ WITH
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
     toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1,
         -- Component 1: candidates are segments first[b0] … last[b1] (none when empty);
-        -- o1 holds the record's seconds inside each (≤ 0: none).
+        -- o1 holds the record's seconds inside each (0: none). The money is the record's
+        -- energy per second times its seconds × price summed over them: a lambda that captures
+        -- a column copies it once per element (a fleet month on 18.16: ~30 ms of 420 ms CPU).
         arrayElement(s1_first, b0) AS i1, greatest(toInt64(arrayElement(s1_last, b1)) - i1 + 1, 0) AS k1,
-        arrayMap((a, b) -> toInt64(least(re, b)) - toInt64(greatest(rs, a)),
+        arrayMap((a, b) -> greatest(toInt64(least(re, b)) - toInt64(greatest(rs, a)), 0),
             arraySlice(s1_start, i1, k1), arraySlice(arrayPushBack(arraySlice(s1_start, i1 + 1, k1), toUInt32(@s1_last_end)), 1, k1)) AS o1,
-        arraySum(arrayMap(o -> greatest(o, 0), o1)) AS cov1,
-        arraySum(arrayMap((o, p) -> e * greatest(o, 0) / (re - rs) * p / 1000, o1, arraySlice(s1_price, i1, k1))) AS m1,
+        arraySum(o1) AS cov1,
+        e / (re - rs) * (arraySum(arrayMap((o, p) -> o * p, o1, arraySlice(s1_price, i1, k1)))) / 1000 AS m1,
         -- One confidence for every segment: the least over the segments the record meets.
         if(cov1 > 0, least(rc, toFloat64(@s1_conf1)), 1.) AS c1
 ,
@@ -30,12 +32,14 @@ WITH
         -- whether the component has tariffs, so whether uncovered time lowers confidence).
         0. AS m3, toInt64(0) AS cov3, 1. AS c3
 ,
-    multiIf(tr = 1, m1 + m2, tr = 2, m3, 0.) AS m, multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com,
-    if(tr = 1, m2, 0.) AS m_non,
+    multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com, if(tr = 1, m2, 0.) AS m_non,
     least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
 SELECT loc, dev, rs AS k, re AS kend, tr AS ktr, any(sess) AS ksess, any(ref) AS kref,
-    sum(e) AS energy, sum(m) AS money, sum(m_com) AS money_com, sum(m_non) AS money_non,
-    least(min(conf), if((bitAnd(any(act), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov2, tr = 1)) OR (bitAnd(any(act), 4) != 0 AND sumIf(re - rs, tr = 2) > sumIf(cov3, tr = 2)), 0., 1.)) AS confidence,
+    -- Every aggregate costs each record a call (a fleet month on 18.16: ~5 ms each), so a
+    -- component no timeline has is summed as the constant it is.
+    sum(e) AS energy, sum(m_com) + 0. AS money, sum(m_com) AS money_com,
+    0. AS money_non,
+    least(min(conf), if((bitAnd(any(act), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(re - rs, tr = 1) > 0) OR (bitAnd(any(act), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     toUInt8(0) AS dirty
 FROM
@@ -52,7 +56,11 @@ FROM
             @s1_start AS s1_start, @s1_price AS s1_price,
             @s1_first AS s1_first, @s1_last AS s1_last
     FROM meter_records
-    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+    -- The locations first: where they are a few of those in the granules read (a tiered
+    -- batch of every tenth location), the other columns are read for their rows only (a
+    -- fleet month's 100 tiered locations on 18.16: 56-72 ms of CPU reading, 76-90 ms in WHERE).
+    PREWHERE location_id IN @locs
+    WHERE account_id = @account AND live_mode = @live
         AND device_id = ''
         AND direction = @dir
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)

@@ -61,7 +61,11 @@ FROM
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc
     FROM meter_records
-    WHERE account_id = @account AND live_mode = @live AND location_id IN @locs
+    -- The locations first: where they are a few of those in the granules read (a tiered
+    -- batch of every tenth location), the other columns are read for their rows only (a
+    -- fleet month's 100 tiered locations on 18.16: 56-72 ms of CPU reading, 76-90 ms in WHERE).
+    PREWHERE location_id IN @locs
+    WHERE account_id = @account AND live_mode = @live
         AND device_id = ''
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
     GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
