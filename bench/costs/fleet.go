@@ -76,6 +76,9 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 		{"fleet all, year by MONTH, include_charges (CSV)", 0, "MONTH", year, true, false, false, "", 0, true},
 		{"fleet all, year by MONTH, live (CSV)", 0, "MONTH", year, true, false, false, changeLive, 0, false},
 		{"fleet all, year by MONTH, live, include_charges (CSV)", 0, "MONTH", year, true, false, false, changeLive, 0, true},
+		{"fleet all, month by DAY, a second process's first answer, include_charges (CSV)", 0, "DAY", month, true, false, false, changeSecond, 0, true},
+		{"fleet all, year by MONTH, a second process's first answer (CSV)", 0, "MONTH", year, true, false, false, changeSecond, 0, false},
+		{"fleet all, year by MONTH, a second process's first answer, include_charges (CSV)", 0, "MONTH", year, true, false, false, changeSecond, 0, true},
 	}
 	n := max(10, o.requests/10)
 	for _, s := range shapes {
