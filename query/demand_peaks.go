@@ -64,10 +64,18 @@ func findKept(ks []keptPeak, m *charges.TariffMonth) *keptPeak {
 	return nil
 }
 
+// peakMonth is a demand month of a location with the fingerprint now of its reach.
+type peakMonth struct {
+	loc string
+	m   *charges.TariffMonth
+	now uint64
+}
+
 // demandPeaks sets the peaks of every month in need (by location; TariffMonth.Peaks):
 // kept peaks whose month's readings are unchanged (held by this Pricer, else read from
 // demand_peaks), the others measured from the readings and kept (with priced buckets off:
-// all measured, nothing kept).
+// all measured, nothing kept). The kept peaks of the locations this Pricer holds none of
+// (a new process's first answer) are read while the fingerprints are, not after them.
 func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) error {
 	if c.buckets == nil {
 		stale := map[string][]*charges.TariffMonth{}
@@ -79,52 +87,119 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 		return c.measurePeaks(ctx, scope, dir, stale)
 	}
 	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("dir", dir)}
-	prints, err := c.reachReadings(ctx, base, need)
-	if err != nil {
-		return err
-	}
-	misses := c.buckets.peaks.serve(scope, dir, need, prints)
-	kept, err := c.keptPeaks(ctx, base, misses)
-	if err != nil {
-		return err
-	}
-	stale := map[string][]*charges.TariffMonth{}
-	for loc, ms := range misses {
-		ks, lp := kept[loc], prints.at(loc)
-		for _, m := range ms {
-			if p := findKept(ks, m); p != nil && p.seen == lp.of(reachOf(loc, *m)) {
-				m.Peaks = p.peaks
-				continue
-			}
-			stale[loc] = append(stale[loc], m)
+	held := c.buckets.peaks.held(scope, dir, need)
+	var unheld []string
+	for loc := range need {
+		if held[loc] == nil {
+			unheld = append(unheld, loc)
 		}
 	}
-	if err := c.measurePeaks(ctx, scope, dir, stale); err != nil {
+	var early map[string][]keptPeak
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { early, err = c.keptPeaks(gctx, base, unheld, need); return err })
+	prints, err := c.reachReadings(ctx, base, need)
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
 		return err
 	}
-	if err := c.keepPeaks(ctx, scope, dir, stale, prints); err != nil {
+	var got, again, stale []peakMonth
+	for loc, ms := range need {
+		lp, hs := prints.at(loc), held[loc]
+		for i := range ms {
+			pm := peakMonth{loc: loc, m: &ms[i], now: lp.of(reachOf(loc, ms[i]))}
+			if h := findHeld(hs, pm.m); h != nil && h.seen == pm.now {
+				pm.m.Peaks = h.peaks
+			} else if hs != nil {
+				again = append(again, pm) // changed since held: another process may have kept it
+			} else if !servedKept(early[loc], pm) {
+				stale = append(stale, pm)
+			} else {
+				got = append(got, pm)
+			}
+		}
+	}
+	got, stale, err = c.keptAgain(ctx, base, again, need, got, stale)
+	if err != nil {
 		return err
 	}
-	c.buckets.peaks.keep(scope, dir, misses, prints)
+	if err := c.measureStale(ctx, scope, dir, stale); err != nil {
+		return err
+	}
+	c.buckets.peaks.keep(scope, dir, append(got, stale...))
 	return nil
 }
 
-// keptPeaks reads the kept peaks of the months of misses (by location) from demand_peaks.
-func (c *Pricer) keptPeaks(ctx context.Context, base []any, misses map[string][]*charges.TariffMonth) (map[string][]keptPeak, error) {
-	locs := make([]string, 0, len(misses))
+// servedKept sets pm's peaks from the kept ones of its location (ks) when they were
+// measured under its fingerprint now.
+func servedKept(ks []keptPeak, pm peakMonth) bool {
+	if p := findKept(ks, pm.m); p != nil && p.seen == pm.now {
+		pm.m.Peaks = p.peaks
+		return true
+	}
+	return false
+}
+
+// keptAgain reads the kept peaks of the months again (held by this Pricer under another
+// fingerprint) and adds those served to got, the others to stale.
+func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, need map[string][]charges.TariffMonth,
+	got, stale []peakMonth) ([]peakMonth, []peakMonth, error) {
+	if len(again) == 0 {
+		return got, stale, nil
+	}
+	locs := make([]string, 0, len(again))
+	for i, pm := range again {
+		if i == 0 || pm.loc != again[i-1].loc {
+			locs = append(locs, pm.loc)
+		}
+	}
+	kept, err := c.keptPeaks(ctx, base, locs, need)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, pm := range again {
+		if servedKept(kept[pm.loc], pm) {
+			got = append(got, pm)
+		} else {
+			stale = append(stale, pm)
+		}
+	}
+	return got, stale, nil
+}
+
+// measureStale measures the peaks of the stale months and keeps them under their
+// fingerprints now.
+func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, stale []peakMonth) error {
+	if len(stale) == 0 {
+		return nil
+	}
+	byLoc := map[string][]*charges.TariffMonth{}
+	for _, pm := range stale {
+		byLoc[pm.loc] = append(byLoc[pm.loc], pm.m)
+	}
+	if err := c.measurePeaks(ctx, scope, dir, byLoc); err != nil {
+		return err
+	}
+	return c.keepPeaks(ctx, scope, dir, stale)
+}
+
+// keptPeaks reads the kept peaks of the months of need of the locations locs from
+// demand_peaks (all their months: those of one answer, read in one range).
+func (c *Pricer) keptPeaks(ctx context.Context, base []any, locs []string, need map[string][]charges.TariffMonth) (map[string][]keptPeak, error) {
+	if len(locs) == 0 {
+		return nil, nil
+	}
 	var m0, m1 int64
 	about := 0
-	for loc, ms := range misses {
-		locs, about = append(locs, loc), about+len(ms)
-		for _, m := range ms {
+	for _, loc := range locs {
+		about += len(need[loc])
+		for _, m := range need[loc] {
 			if s := m.Month.Start.Unix(); m0 == 0 || s < m0 {
 				m0 = s
 			}
 			m1 = max(m1, m.Month.Start.Unix())
 		}
-	}
-	if len(locs) == 0 {
-		return nil, nil
 	}
 	sort.Strings(locs)
 	return c.storedPeaks(withLocsChained(ctx, locs, nil), append(base[:len(base):len(base)], chstore.Named("kept_prefix", keptKeyPrefix),
@@ -306,32 +381,16 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 	return g.Wait()
 }
 
-// keepPeaks writes the measured peaks of the months in measured under the reach
-// fingerprints read before measuring them.
-func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured map[string][]*charges.TariffMonth,
-	prints demandPrints) error {
-	type row struct {
-		loc  string
-		m    *charges.TariffMonth
-		seen uint64
-	}
-	var rows []row
-	for loc, ms := range measured {
-		lp := prints.at(loc)
-		for _, m := range ms {
-			rows = append(rows, row{loc, m, lp.of(reachOf(loc, *m))})
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	ver, err := c.buckets.versions.Next(ctx, len(rows))
+// keepPeaks writes the measured peaks of the months under the reach fingerprints read
+// before measuring them.
+func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured []peakMonth) error {
+	ver, err := c.buckets.versions.Next(ctx, len(measured))
 	if err != nil {
 		return fmt.Errorf("versions of demand peaks: %w", err)
 	}
-	err = c.db.InsertRows(ctx, insertPeaksStmt, len(rows), func(i int) []any {
-		r := rows[i]
-		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.m.Month.Start.UTC(), keptKeyPrefix + r.m.Tariff.Key, r.m.Peaks, r.seen, ver + uint64(i)}
+	err = c.db.InsertRows(ctx, insertPeaksStmt, len(measured), func(i int) []any {
+		r := measured[i]
+		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.m.Month.Start.UTC(), keptKeyPrefix + r.m.Tariff.Key, r.m.Peaks, r.now, ver + uint64(i)}
 	})
 	if err != nil {
 		return fmt.Errorf("keep demand peaks: %w", err)
