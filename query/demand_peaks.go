@@ -44,12 +44,14 @@ func reachOf(loc string, m charges.TariffMonth) monthKey {
 const keptKeyPrefix = "r:"
 
 // keptPeak is a kept month of a location (demand_stored): its start, tariff key (without
-// keptKeyPrefix), peaks and the reach fingerprint they were measured under.
+// keptKeyPrefix), peaks, the reach fingerprint they were measured under and the version
+// they were kept as.
 type keptPeak struct {
-	month uint32
-	key   string
-	peaks []float64
-	seen  uint64
+	month   uint32
+	key     string
+	peaks   []float64
+	seen    uint64
+	version uint64
 }
 
 // findKept is the kept peaks of m among a location's, or nil. A location keeps a few tariffs'
@@ -284,11 +286,12 @@ func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string]
 	return all, err
 }
 
-// storedPeaks reads demand_stored by location (locs of them, about months in all). A row
-// is one entry of a month's peaks; a month's entries come one after another (arrayJoin),
-// so a row's month is the last one added unless its location, month or key differ, when
-// it is found among its location's (a few tariffs' months: a scan) or added. The peaks
-// are cut from one array.
+// storedPeaks reads demand_stored by location (locs of them, about months in all),
+// keeping the latest version of each month (demand_peaks is a ReplacingMergeTree by
+// version). A row is one entry of a version of a month's peaks; a version's entries come
+// one after another (arrayJoin), so a row's month is the last one added unless its
+// location, month or key differ, when it is found among its location's (a few tariffs'
+// months: a scan) or added. The peaks are cut from one array.
 func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (map[string][]keptPeak, error) {
 	rows, err := c.db.Query(ctx, demandStoredStmt.With(demandStoredSQL), args...)
 	if err != nil {
@@ -302,9 +305,17 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (
 	var n, entry uint32
 	var peak float64
 	var slab []float64
+	cut := func() []float64 { // n entries of the slab
+		if len(slab) < int(n) {
+			slab = make([]float64, max(int(n), 1024))
+		}
+		p := slab[:n:n]
+		slab = slab[n:]
+		return p
+	}
 	var ks []keptPeak // lastLoc's
 	last := -1        // the index of the month of the row before among ks
-	dest := []any{&loc, &row.month, &key, &row.seen, &n, &entry, &peak}
+	dest := []any{&loc, &row.month, &key, &row.seen, &row.version, &n, &entry, &peak}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan kept demand peaks: %w", err)
@@ -317,19 +328,18 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (
 		if i < 0 || ks[i].month != row.month || ks[i].key != tariff {
 			i = slices.IndexFunc(ks, func(k keptPeak) bool { return k.month == row.month && k.key == tariff })
 		}
-		if i < 0 {
+		switch {
+		case i < 0:
 			if ks == nil {
 				ks = make([]keptPeak, 0, months)
 			}
-			if len(slab) < int(n) {
-				slab = make([]float64, max(int(n), 1024))
-			}
-			i, ks = len(ks), append(ks, keptPeak{month: row.month, key: tariff, seen: row.seen, peaks: slab[:n:n]})
-			slab = slab[n:]
+			i, ks = len(ks), append(ks, keptPeak{month: row.month, key: tariff, seen: row.seen, version: row.version, peaks: cut()})
 			out[loc] = ks
+		case row.version > ks[i].version:
+			ks[i].seen, ks[i].version, ks[i].peaks = row.seen, row.version, cut()
 		}
 		lastLoc, last = loc, i
-		if int(entry) >= 1 && int(entry) <= len(ks[i].peaks) {
+		if row.version == ks[i].version && int(entry) >= 1 && int(entry) <= len(ks[i].peaks) {
 			ks[i].peaks[entry-1] = peak
 		}
 	}
