@@ -91,9 +91,10 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("dir", dir)}
 	held := c.buckets.peaks.held(scope, dir, need)
 	var unheld []string
-	for loc := range need {
+	fresh := 0 // the months of unheld
+	for loc, ms := range need {
 		if held[loc] == nil {
-			unheld = append(unheld, loc)
+			unheld, fresh = append(unheld, loc), fresh+len(ms)
 		}
 	}
 	var early map[string][]keptPeak
@@ -106,7 +107,8 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	if err != nil {
 		return err
 	}
-	var got, again, stale []peakMonth
+	got := make([]peakMonth, 0, fresh) // the months served from demand_peaks, held from now on
+	var again, stale []peakMonth
 	for loc, ms := range need {
 		lp, hs := prints.at(loc), held[loc]
 		for i := range ms {
