@@ -14,69 +14,107 @@ import (
 // served only while their fingerprint is the current one, and a month whose readings
 // changed is read or measured as before. Reading a year of 1,000 locations' kept peaks
 // cost ClickHouse about 10 ms of CPU per answer (docs/costs.md, "Bill charges").
+//
+// The months are held by location (a few tariffs' months each, scanned), so an answer
+// looks up each location once rather than each month under a key of four strings: a year
+// of 1,000 locations is 1,000 lookups, not 12,000.
 type peakMemo struct {
 	mu sync.Mutex
-	m  map[peakMemoKey]memoPeaks
+	m  map[memoScope]map[string][]memoPeaks
+	n  int // months held
 }
 
 // peakMemoLimit bounds the months a memo holds (about 120 bytes each): past it, it starts
 // afresh. A year of 10,000 locations is 120,000.
 const peakMemoLimit = 1 << 18
 
-// peakMemoKey names a tariff month of a location in one scope and direction.
-type peakMemoKey struct {
+// memoScope names the months of one scope and direction.
+type memoScope struct {
 	scope kwhouse.Scope
 	dir   string
-	loc   string
-	month int64 // its start, Unix seconds
-	key   string
 }
 
-// memoPeaks are a month's peaks and the reach fingerprint they hold under. The peaks are
-// never written to once kept (TariffMonth.Peaks shares them).
+// memoPeaks are a tariff month's peaks and the reach fingerprint they hold under. Neither
+// the entries of a location nor the peaks are written to once held (keep replaces a
+// location's entries; TariffMonth.Peaks shares the peaks).
 type memoPeaks struct {
+	month int64 // its start, Unix seconds
+	key   string
 	seen  uint64
 	peaks []float64
 }
 
-func memoKeyOf(scope kwhouse.Scope, dir, loc string, m *charges.TariffMonth) peakMemoKey {
-	return peakMemoKey{scope: scope, dir: dir, loc: loc, month: m.Month.Start.Unix(), key: m.Tariff.Key}
-}
-
-// serve sets the peaks of the months of need (by location) held under the fingerprints
-// now (prints) and returns the others, by location.
-func (p *peakMemo) serve(scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, prints demandPrints) map[string][]*charges.TariffMonth {
-	misses := map[string][]*charges.TariffMonth{}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for loc, ms := range need {
-		lp := prints.at(loc)
-		for i := range ms {
-			m := &ms[i]
-			if e, ok := p.m[memoKeyOf(scope, dir, loc, m)]; ok && e.seen == lp.of(reachOf(loc, *m)) {
-				m.Peaks = e.peaks
-				continue
-			}
-			misses[loc] = append(misses[loc], m)
+// findHeld is the held peaks of m among a location's, or nil.
+func findHeld(hs []memoPeaks, m *charges.TariffMonth) *memoPeaks {
+	month := m.Month.Start.Unix()
+	for i := range hs {
+		if hs[i].month == month && hs[i].key == m.Tariff.Key {
+			return &hs[i]
 		}
 	}
-	return misses
+	return nil
 }
 
-// keep holds the peaks of the months of got (by location) under the fingerprints now.
-func (p *peakMemo) keep(scope kwhouse.Scope, dir string, got map[string][]*charges.TariffMonth, prints demandPrints) {
+// held is the months the memo holds of each location of need (none: absent).
+func (p *peakMemo) held(scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) map[string][]memoPeaks {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for loc, ms := range got {
-		lp := prints.at(loc)
-		for _, m := range ms {
-			if m.Peaks == nil {
-				continue
-			}
-			if p.m == nil || len(p.m) >= peakMemoLimit {
-				p.m = map[peakMemoKey]memoPeaks{}
-			}
-			p.m[memoKeyOf(scope, dir, loc, m)] = memoPeaks{seen: lp.of(reachOf(loc, *m)), peaks: m.Peaks}
+	byLoc := p.m[memoScope{scope, dir}]
+	out := make(map[string][]memoPeaks, len(need))
+	for loc := range need {
+		if hs := byLoc[loc]; hs != nil {
+			out[loc] = hs
 		}
 	}
+	return out
+}
+
+// keep holds the peaks of the months got under their fingerprints now.
+func (p *peakMemo) keep(scope kwhouse.Scope, dir string, got []peakMonth) {
+	if len(got) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil || p.n+len(got) > peakMemoLimit {
+		p.m, p.n = map[memoScope]map[string][]memoPeaks{}, 0
+	}
+	s := memoScope{scope, dir}
+	byLoc := p.m[s]
+	if byLoc == nil {
+		byLoc = make(map[string][]memoPeaks, len(got)/12+1)
+		p.m[s] = byLoc
+	}
+	for i := 0; i < len(got); {
+		j := i + 1
+		for j < len(got) && got[j].loc == got[i].loc {
+			j++
+		}
+		old := byLoc[got[i].loc]
+		hs := make([]memoPeaks, 0, len(old)+j-i)
+		for _, h := range old {
+			if !replaced(h, got[i:j]) {
+				hs = append(hs, h)
+			}
+		}
+		for _, g := range got[i:j] {
+			if g.m.Peaks == nil {
+				continue
+			}
+			hs = append(hs, memoPeaks{month: g.m.Month.Start.Unix(), key: g.m.Tariff.Key, seen: g.now, peaks: g.m.Peaks})
+		}
+		p.n += len(hs) - len(old)
+		byLoc[got[i].loc] = hs
+		i = j
+	}
+}
+
+// replaced says whether h is a month of got (one location's).
+func replaced(h memoPeaks, got []peakMonth) bool {
+	for _, g := range got {
+		if g.m.Month.Start.Unix() == h.month && g.m.Tariff.Key == h.key {
+			return true
+		}
+	}
+	return false
 }

@@ -44,12 +44,14 @@ func reachOf(loc string, m charges.TariffMonth) monthKey {
 const keptKeyPrefix = "r:"
 
 // keptPeak is a kept month of a location (demand_stored): its start, tariff key (without
-// keptKeyPrefix), peaks and the reach fingerprint they were measured under.
+// keptKeyPrefix), peaks, the reach fingerprint they were measured under and the version
+// they were kept as.
 type keptPeak struct {
-	month uint32
-	key   string
-	peaks []float64
-	seen  uint64
+	month   uint32
+	key     string
+	peaks   []float64
+	seen    uint64
+	version uint64
 }
 
 // findKept is the kept peaks of m among a location's, or nil. A location keeps a few tariffs'
@@ -64,10 +66,18 @@ func findKept(ks []keptPeak, m *charges.TariffMonth) *keptPeak {
 	return nil
 }
 
+// peakMonth is a demand month of a location with the fingerprint now of its reach.
+type peakMonth struct {
+	loc string
+	m   *charges.TariffMonth
+	now uint64
+}
+
 // demandPeaks sets the peaks of every month in need (by location; TariffMonth.Peaks):
 // kept peaks whose month's readings are unchanged (held by this Pricer, else read from
 // demand_peaks), the others measured from the readings and kept (with priced buckets off:
-// all measured, nothing kept).
+// all measured, nothing kept). The kept peaks of the locations this Pricer holds none of
+// (a new process's first answer) are read while the fingerprints are, not after them.
 func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) error {
 	if c.buckets == nil {
 		stale := map[string][]*charges.TariffMonth{}
@@ -79,52 +89,121 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 		return c.measurePeaks(ctx, scope, dir, stale)
 	}
 	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("dir", dir)}
-	prints, err := c.reachReadings(ctx, base, need)
-	if err != nil {
-		return err
-	}
-	misses := c.buckets.peaks.serve(scope, dir, need, prints)
-	kept, err := c.keptPeaks(ctx, base, misses)
-	if err != nil {
-		return err
-	}
-	stale := map[string][]*charges.TariffMonth{}
-	for loc, ms := range misses {
-		ks, lp := kept[loc], prints.at(loc)
-		for _, m := range ms {
-			if p := findKept(ks, m); p != nil && p.seen == lp.of(reachOf(loc, *m)) {
-				m.Peaks = p.peaks
-				continue
-			}
-			stale[loc] = append(stale[loc], m)
+	held := c.buckets.peaks.held(scope, dir, need)
+	var unheld []string
+	fresh := 0 // the months of unheld
+	for loc, ms := range need {
+		if held[loc] == nil {
+			unheld, fresh = append(unheld, loc), fresh+len(ms)
 		}
 	}
-	if err := c.measurePeaks(ctx, scope, dir, stale); err != nil {
+	var early map[string][]keptPeak
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { early, err = c.keptPeaks(gctx, base, unheld, need); return err })
+	prints, err := c.reachReadings(ctx, base, need)
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
 		return err
 	}
-	if err := c.keepPeaks(ctx, scope, dir, stale, prints); err != nil {
+	got := make([]peakMonth, 0, fresh) // the months served from demand_peaks, held from now on
+	var again, stale []peakMonth
+	for loc, ms := range need {
+		lp, hs := prints.at(loc), held[loc]
+		for i := range ms {
+			pm := peakMonth{loc: loc, m: &ms[i], now: lp.of(reachOf(loc, ms[i]))}
+			if h := findHeld(hs, pm.m); h != nil && h.seen == pm.now {
+				pm.m.Peaks = h.peaks
+			} else if hs != nil {
+				again = append(again, pm) // changed since held: another process may have kept it
+			} else if !servedKept(early[loc], pm) {
+				stale = append(stale, pm)
+			} else {
+				got = append(got, pm)
+			}
+		}
+	}
+	got, stale, err = c.keptAgain(ctx, base, again, need, got, stale)
+	if err != nil {
 		return err
 	}
-	c.buckets.peaks.keep(scope, dir, misses, prints)
+	if err := c.measureStale(ctx, scope, dir, stale); err != nil {
+		return err
+	}
+	c.buckets.peaks.keep(scope, dir, append(got, stale...))
 	return nil
 }
 
-// keptPeaks reads the kept peaks of the months of misses (by location) from demand_peaks.
-func (c *Pricer) keptPeaks(ctx context.Context, base []any, misses map[string][]*charges.TariffMonth) (map[string][]keptPeak, error) {
-	locs := make([]string, 0, len(misses))
+// servedKept sets pm's peaks from the kept ones of its location (ks) when they were
+// measured under its fingerprint now.
+func servedKept(ks []keptPeak, pm peakMonth) bool {
+	if p := findKept(ks, pm.m); p != nil && p.seen == pm.now {
+		pm.m.Peaks = p.peaks
+		return true
+	}
+	return false
+}
+
+// keptAgain reads the kept peaks of the months again (held by this Pricer under another
+// fingerprint) and adds those served to got, the others to stale.
+func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, need map[string][]charges.TariffMonth,
+	got, stale []peakMonth) ([]peakMonth, []peakMonth, error) {
+	if len(again) == 0 {
+		return got, stale, nil
+	}
+	locs := make([]string, 0, len(again))
+	for i, pm := range again {
+		if i == 0 || pm.loc != again[i-1].loc {
+			locs = append(locs, pm.loc)
+		}
+	}
+	kept, err := c.keptPeaks(ctx, base, locs, need)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, pm := range again {
+		if servedKept(kept[pm.loc], pm) {
+			got = append(got, pm)
+		} else {
+			stale = append(stale, pm)
+		}
+	}
+	return got, stale, nil
+}
+
+// measureStale measures the peaks of the stale months and keeps them under their
+// fingerprints now.
+func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, stale []peakMonth) error {
+	if len(stale) == 0 {
+		return nil
+	}
+	byLoc := map[string][]*charges.TariffMonth{}
+	for _, pm := range stale {
+		byLoc[pm.loc] = append(byLoc[pm.loc], pm.m)
+	}
+	if err := c.measurePeaks(ctx, scope, dir, byLoc); err != nil {
+		return err
+	}
+	return c.keepPeaks(ctx, scope, dir, stale)
+}
+
+// keptPeaks reads the kept peaks of the months of need of the locations locs from
+// demand_peaks (all their months: those of one answer, read in one range).
+func (c *Pricer) keptPeaks(ctx context.Context, base []any, locs []string, need map[string][]charges.TariffMonth) (map[string][]keptPeak, error) {
+	if len(locs) == 0 {
+		return nil, nil
+	}
 	var m0, m1 int64
 	about := 0
-	for loc, ms := range misses {
-		locs, about = append(locs, loc), about+len(ms)
-		for _, m := range ms {
+	for _, loc := range locs {
+		about += len(need[loc])
+		for _, m := range need[loc] {
 			if s := m.Month.Start.Unix(); m0 == 0 || s < m0 {
 				m0 = s
 			}
 			m1 = max(m1, m.Month.Start.Unix())
 		}
-	}
-	if len(locs) == 0 {
-		return nil, nil
 	}
 	sort.Strings(locs)
 	return c.storedPeaks(withLocsChained(ctx, locs, nil), append(base[:len(base):len(base)], chstore.Named("kept_prefix", keptKeyPrefix),
@@ -209,11 +288,12 @@ func (c *Pricer) reachReadings(ctx context.Context, base []any, need map[string]
 	return all, err
 }
 
-// storedPeaks reads demand_stored by location (locs of them, about months in all). A row
-// is one entry of a month's peaks; a month's entries come one after another (arrayJoin),
-// so a row's month is the last one added unless its location, month or key differ, when
-// it is found among its location's (a few tariffs' months: a scan) or added. The peaks
-// are cut from one array.
+// storedPeaks reads demand_stored by location (locs of them, about months in all),
+// keeping the latest version of each month (demand_peaks is a ReplacingMergeTree by
+// version). A row is one entry of a version of a month's peaks; a version's entries come
+// one after another (arrayJoin), so a row's month is the last one added unless its
+// location, month or key differ, when it is found among its location's (a few tariffs'
+// months: a scan) or added. The peaks are cut from one array.
 func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (map[string][]keptPeak, error) {
 	rows, err := c.db.Query(ctx, demandStoredStmt.With(demandStoredSQL), args...)
 	if err != nil {
@@ -227,9 +307,17 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (
 	var n, entry uint32
 	var peak float64
 	var slab []float64
+	cut := func() []float64 { // n entries of the slab
+		if len(slab) < int(n) {
+			slab = make([]float64, max(int(n), 1024))
+		}
+		p := slab[:n:n]
+		slab = slab[n:]
+		return p
+	}
 	var ks []keptPeak // lastLoc's
 	last := -1        // the index of the month of the row before among ks
-	dest := []any{&loc, &row.month, &key, &row.seen, &n, &entry, &peak}
+	dest := []any{&loc, &row.month, &key, &row.seen, &row.version, &n, &entry, &peak}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan kept demand peaks: %w", err)
@@ -242,19 +330,18 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (
 		if i < 0 || ks[i].month != row.month || ks[i].key != tariff {
 			i = slices.IndexFunc(ks, func(k keptPeak) bool { return k.month == row.month && k.key == tariff })
 		}
-		if i < 0 {
+		switch {
+		case i < 0:
 			if ks == nil {
 				ks = make([]keptPeak, 0, months)
 			}
-			if len(slab) < int(n) {
-				slab = make([]float64, max(int(n), 1024))
-			}
-			i, ks = len(ks), append(ks, keptPeak{month: row.month, key: tariff, seen: row.seen, peaks: slab[:n:n]})
-			slab = slab[n:]
+			i, ks = len(ks), append(ks, keptPeak{month: row.month, key: tariff, seen: row.seen, version: row.version, peaks: cut()})
 			out[loc] = ks
+		case row.version > ks[i].version:
+			ks[i].seen, ks[i].version, ks[i].peaks = row.seen, row.version, cut()
 		}
 		lastLoc, last = loc, i
-		if int(entry) >= 1 && int(entry) <= len(ks[i].peaks) {
+		if row.version == ks[i].version && int(entry) >= 1 && int(entry) <= len(ks[i].peaks) {
 			ks[i].peaks[entry-1] = peak
 		}
 	}
@@ -306,32 +393,16 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 	return g.Wait()
 }
 
-// keepPeaks writes the measured peaks of the months in measured under the reach
-// fingerprints read before measuring them.
-func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured map[string][]*charges.TariffMonth,
-	prints demandPrints) error {
-	type row struct {
-		loc  string
-		m    *charges.TariffMonth
-		seen uint64
-	}
-	var rows []row
-	for loc, ms := range measured {
-		lp := prints.at(loc)
-		for _, m := range ms {
-			rows = append(rows, row{loc, m, lp.of(reachOf(loc, *m))})
-		}
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	ver, err := c.buckets.versions.Next(ctx, len(rows))
+// keepPeaks writes the measured peaks of the months under the reach fingerprints read
+// before measuring them.
+func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured []peakMonth) error {
+	ver, err := c.buckets.versions.Next(ctx, len(measured))
 	if err != nil {
 		return fmt.Errorf("versions of demand peaks: %w", err)
 	}
-	err = c.db.InsertRows(ctx, insertPeaksStmt, len(rows), func(i int) []any {
-		r := rows[i]
-		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.m.Month.Start.UTC(), keptKeyPrefix + r.m.Tariff.Key, r.m.Peaks, r.seen, ver + uint64(i)}
+	err = c.db.InsertRows(ctx, insertPeaksStmt, len(measured), func(i int) []any {
+		r := measured[i]
+		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.m.Month.Start.UTC(), keptKeyPrefix + r.m.Tariff.Key, r.m.Peaks, r.now, ver + uint64(i)}
 	})
 	if err != nil {
 		return fmt.Errorf("keep demand peaks: %w", err)

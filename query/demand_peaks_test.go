@@ -9,6 +9,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
@@ -115,7 +116,7 @@ func capacityTariff() map[string]any {
 func newDemandHome(t *testing.T, now func() time.Time) (*bucketFleet, string, *demandReads) {
 	api, reads := startCountingDemandReads(t, now)
 	acc := api.NewAccount("demand")
-	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), scope: kwhouse.Scope{AccountID: acc.ID}}
+	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), auth: acc.Test(), scope: kwhouse.Scope{AccountID: acc.ID}}
 	loc := f.location(capacityTariff())
 	f.readings(loc, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
 	return f, loc, reads
@@ -279,4 +280,74 @@ func TestFleetBillReadsMonthPrintsOnceForBucketsAndDemand(t *testing.T) {
 	if n := reads.measured.Load() - measured; n != 1 {
 		t.Errorf("the change measured demand peaks %d time(s), want 1 (the changed home's March)", n)
 	}
+}
+
+// TestASecondProcessBillsFromTheKeptDemandPeaksOfTheFirst: a new process (a second one, or
+// one restarted) holds no demand peaks; its first fleet bill reads the kept ones once and
+// measures none, and equals the bill of a process without priced buckets, which measures
+// every month. Two London homes on capacityTariff, March 2024 (energy 30, demand 3 each).
+// The first process bills, then bills again after a 5 kWh hour on 7 March at the first home
+// (5 kW: demand 15), keeping March anew (merges stopped where ClickHouse allows it: both
+// versions stay, and the later one must be served). A 4 kWh hour on 8 March at the second
+// home (demand 12) then changes a month the second process holds: its next bill measures
+// that month at once, and only it.
+func TestASecondProcessBillsFromTheKeptDemandPeaksOfTheFirst(t *testing.T) {
+	f, a, _ := newDemandHome(t, nil)
+	ctx := context.Background()
+	if f.api.App.DB.Exec(ctx, chstore.Tool("SYSTEM STOP MERGES demand_peaks")) == nil {
+		defer f.api.App.DB.Exec(ctx, chstore.Tool("SYSTEM START MERGES demand_peaks"))
+	}
+	b := f.location(capacityTariff())
+	f.readings(b, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	bill := func(do func(method, path string, body any) apitest.Response) map[string][2]float64 {
+		t.Helper()
+		r := do("POST", "/costs/fleet", map[string]any{"start_time": "2024-03-01T00:00:00Z", "end_time": "2024-03-31T23:00:00Z",
+			"aggregation": "MONTH", "include_charges": true})
+		var out struct {
+			Data []struct {
+				LocationID string `json:"location_id"`
+				Charges    struct{ Energy, Demand float64 }
+			}
+		}
+		r.JSON(t, &out)
+		if r.Status != 200 {
+			t.Fatalf("fleet bill: %d %s", r.Status, r.Body)
+		}
+		got := map[string][2]float64{}
+		for _, row := range out.Data {
+			got[row.LocationID] = [2]float64{row.Charges.Energy, row.Charges.Demand}
+		}
+		return got
+	}
+	check := func(what string, got, want map[string][2]float64) {
+		t.Helper()
+		for loc, w := range want {
+			if g := got[loc]; len(got) != len(want) || !close6(g[0], w[0]) || !close6(g[1], w[1]) {
+				t.Errorf("%s: %v, want %v", what, got, want)
+				return
+			}
+		}
+	}
+	bill(f.do)
+	f.readings(a, time.Date(2024, 3, 7, 10, 0, 0, 0, time.UTC), 1, 5000)
+	want := map[string][2]float64{a: {31.25, 15}, b: {30, 3}}
+	check("the first process after a 5 kWh hour at the first home", bill(f.do), want)
+
+	fresh := apitest.Start(t, apitest.Options{ShareWith: f.api, Configure: func(c *config.Config) { c.Costs.PricedBuckets = false }})
+	check("a process without priced buckets", bill(fresh.As(f.auth)), want)
+	second := &pricingCount{}
+	other := apitest.Start(t, apitest.Options{ShareWith: f.api, Observe: second.observe})
+	check("a second process's first bill", bill(other.As(f.auth)), want)
+	if n := second.take(); n["query.demand_stored"] != 1 || n["query.demand_readings"] != 0 {
+		t.Errorf("a second process's first bill: %d read(s) of kept peaks, %d of readings; want 1 and 0", n["query.demand_stored"],
+			n["query.demand_readings"])
+	}
+	f.readings(b, time.Date(2024, 3, 8, 10, 0, 0, 0, time.UTC), 1, 4000)
+	want[b] = [2]float64{31, 12}
+	check("the second process after a 4 kWh hour at the second home", bill(other.As(f.auth)), want)
+	if n := second.take(); n["query.demand_readings"] != 1 {
+		t.Errorf("the second process after a 4 kWh hour at the second home: %d read(s) of readings, want 1 (the second home's March)",
+			n["query.demand_readings"])
+	}
+	check("a process without priced buckets, after both hours", bill(fresh.As(f.auth)), want)
 }

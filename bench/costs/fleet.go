@@ -48,6 +48,10 @@ const (
 	changeTomorrow = "tomorrow"       // market prices are written for a day after the window
 	changeCold     = "cold"           // no priced bucket is kept (priced_buckets emptied)
 	changeSecond   = "second process" // the request is a new process's first
+	// The request is the first of a new process that computes it: a restart onto another
+	// build, whose answers the answer cache (keyed by build) holds none of; a second
+	// process of the same build serves the first's from it.
+	changeRelease = "new release"
 )
 
 // fleetShapes times POST /costs/fleet and, for each shape, the floor: a bare ClickHouse
@@ -76,6 +80,13 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 		{"fleet all, year by MONTH, include_charges (CSV)", 0, "MONTH", year, true, false, false, "", 0, true},
 		{"fleet all, year by MONTH, live (CSV)", 0, "MONTH", year, true, false, false, changeLive, 0, false},
 		{"fleet all, year by MONTH, live, include_charges (CSV)", 0, "MONTH", year, true, false, false, changeLive, 0, true},
+		{"fleet all, month by DAY, a second process's first answer, include_charges (CSV)", 0, "DAY", month, true, false, false, changeSecond, 0, true},
+		{"fleet all, year by MONTH, a second process's first answer (CSV)", 0, "MONTH", year, true, false, false, changeSecond, 0, false},
+		{"fleet all, year by MONTH, a second process's first answer, include_charges (CSV)", 0, "MONTH", year, true, false, false, changeSecond, 0, true},
+		{"fleet all, month by DAY, a new release's first answer (CSV)", 0, "DAY", month, true, false, false, changeRelease, 0, false},
+		{"fleet all, month by DAY, a new release's first answer, include_charges (CSV)", 0, "DAY", month, true, false, false, changeRelease, 0, true},
+		{"fleet all, year by MONTH, a new release's first answer (CSV)", 0, "MONTH", year, true, false, false, changeRelease, 0, false},
+		{"fleet all, year by MONTH, a new release's first answer, include_charges (CSV)", 0, "MONTH", year, true, false, false, changeRelease, 0, true},
 	}
 	n := max(10, o.requests/10)
 	for _, s := range shapes {
@@ -114,14 +125,14 @@ func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s flee
 		before = func(int) (err error) { onboarded, err = onboard(ctx, a, fx); return err }
 		after = func(int) error { return offboard(ctx, a, fx, onboarded) }
 	}
-	if s.change == changeSecond {
+	if s.change == changeSecond || s.change == changeRelease {
 		var stop func()
 		before = func(int) error {
 			if stop != nil {
 				stop()
 			}
 			var err error
-			base, stop, err = newProcess(ctx, a)
+			base, stop, err = newProcess(ctx, a, s.change == changeRelease)
 			return err
 		}
 		defer func() {
@@ -304,10 +315,17 @@ func changeBefore(ctx context.Context, a *app.App, fx *fixture, change string, i
 }
 
 // newProcess starts another kwhouse service on the same stores (its first request is
-// timed as a second process's, or a restarted one's, first answer).
-func newProcess(ctx context.Context, a *app.App) (string, func(), error) {
+// timed as a second process's, or a restarted one's, first answer); computed: without the
+// answer cache, as a new build finds none of its answers there.
+func newProcess(ctx context.Context, a *app.App, computed bool) (string, func(), error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	b, err := app.New(ctx, a.Config, logger, app.Options{RedisPrefix: "kwbench:"})
+	cfg := a.Config
+	if computed {
+		c := *cfg
+		c.Costs.AnswerCache = "off"
+		cfg = &c
+	}
+	b, err := app.New(ctx, cfg, logger, app.Options{RedisPrefix: "kwbench:"})
 	if err != nil {
 		return "", nil, err
 	}

@@ -29,7 +29,11 @@ func locationShapes(ctx context.Context, a *app.App, base string, fx *fixture, o
 		{"one year, MONTH, " + kindMarket, kindMarket, "?aggregation=MONTH", year},
 		{"one day, raw, " + kindTOU, kindTOU, "", day},
 		{"one month, DAY, include_charges, " + kindTOU, kindTOU, "?aggregation=DAY&include_charges=true", month},
+		{"one month, DAY, include_charges, " + kindTiered, kindTiered, "?aggregation=DAY&include_charges=true", month},
+		{"one month, DAY, include_charges, " + kindMarket, kindMarket, "?aggregation=DAY&include_charges=true", month},
 		{"one year, MONTH, include_charges, " + kindTOU, kindTOU, "?aggregation=MONTH&include_charges=true", year},
+		{"one year, MONTH, include_charges, " + kindTiered, kindTiered, "?aggregation=MONTH&include_charges=true", year},
+		{"one year, MONTH, include_charges, " + kindMarket, kindMarket, "?aggregation=MONTH&include_charges=true", year},
 	}
 	if o.selected("one month") {
 		f50, f99, err := floor(ctx, a, fx, o.requests)
