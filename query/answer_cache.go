@@ -61,10 +61,10 @@ func (c *Pricer) AnswerCounts() AnswerCounts {
 
 // FleetEncoded answers req as encode writes a FleetCost (format names the encoding): from
 // the answer cache when its entry for the request was computed under the state token
-// there is now, else computed by Fleet and kept in the background. The token of a later
-// page by id is its own locations' (servePage), any other answer's the whole scope's, read
-// before anything else, beside the entry. A cache that fails or is off only means
-// computing.
+// there is now, else computed by Fleet and kept in the background while the token is
+// unchanged (keep). The token of a later page by id is its own locations' (servePage), any
+// other answer's the whole scope's, read before anything else, beside the entry. A cache
+// that fails or is off only means computing.
 func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req FleetRequest, format string,
 	encode func(FleetCost) ([]byte, error)) ([]byte, error) {
 	req.defaults()
