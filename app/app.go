@@ -129,7 +129,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Pricer = query.NewPricer(db, a.Tariffs, a.Catalog, a.Carbon, now)
 	a.Pricer.SetMaxRawItems(cfg.Costs.MaxRawItems)
 	a.Pricer.UsePricedBuckets(cfg.Costs.PricedBuckets, clock)
-	if cfg.Costs.AnswerCacheOn(cfg.ClickHouse.Cluster != "") {
+	if cfg.Costs.AnswerCacheOn() {
 		a.Pricer.UseAnswerCache(a.Cache, cfg.Costs.AnswerCacheTTL, cfg.Costs.AnswerCacheMaxBytes)
 	}
 	if cfg.Costs.PricedBuckets && cfg.Costs.Pricer {

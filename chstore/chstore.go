@@ -71,6 +71,23 @@ func Open(ctx context.Context, cfg config.ClickHouse) (*DB, error) {
 	return db, nil
 }
 
+// checkInOrder refuses a cluster whose profile does not read each shard from its first
+// healthy replica (load_balancing in_order): with prefer_localhost_replica 0 (settingsFor)
+// that is what makes a read see the writes acknowledged before it, and what keeps the
+// answer cache's token and answer on one replica of each shard (docs/operations.md, "One
+// service on any node"). 18.16's protocol sends only numeric settings, so kwhouse cannot
+// set it per query.
+func checkInOrder(ctx context.Context, conn driver.Conn) error {
+	var lb string
+	if err := conn.QueryRow(ctx, "SELECT value FROM system.settings WHERE name = 'load_balancing'").Scan(&lb); err != nil {
+		return Classify(fmt.Errorf("clickhouse load_balancing: %w", err))
+	}
+	if lb != "in_order" {
+		return fmt.Errorf("clickhouse.cluster: the profile's load_balancing is %s; kwhouse needs in_order (docs/operations.md, \"Running on a ClickHouse cluster\")", lb)
+	}
+	return nil
+}
+
 func dial(cfg config.ClickHouse, database string) (driver.Conn, error) {
 	var compression *clickhouse.Compression
 	if cfg.WireCompression() == "lz4" {
@@ -94,7 +111,8 @@ func dial(cfg config.ClickHouse, database string) (driver.Conn, error) {
 }
 
 // createDatabase connects to the always-present "default" database to create the
-// configured one: a connection naming a missing database is refused at the handshake.
+// configured one: a connection naming a missing database is refused at the handshake. On
+// a cluster it first checks the profile (checkInOrder).
 func createDatabase(ctx context.Context, cfg config.ClickHouse) error {
 	conn, err := dial(cfg, "default")
 	if err != nil {
@@ -103,6 +121,9 @@ func createDatabase(ctx context.Context, cfg config.ClickHouse) error {
 	defer conn.Close()
 	q := "CREATE DATABASE IF NOT EXISTS " + cfg.Database // identifier from validated config
 	if cfg.Cluster != "" {
+		if err := checkInOrder(ctx, conn); err != nil {
+			return err
+		}
 		q += " ON CLUSTER " + cfg.Cluster
 	}
 	if err := conn.Exec(ctx, q); err != nil {

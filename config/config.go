@@ -255,16 +255,16 @@ type Costs struct {
 	MaxRawItems int `mapstructure:"max_raw_items"`
 	// AnswerCache serves a fleet answer asked again, by any process, from Redis while the
 	// state token it was computed under is unchanged (docs/costs.md, "Answer cache"):
-	// "on", "off" (also ""), or "auto" (on without clickhouse.cluster). AnswerCacheTTL and
-	// AnswerCacheMaxBytes bound what one answer keeps there.
+	// "on", "off" (also ""), or "auto", the default: on, on one server and on a cluster.
+	// AnswerCacheTTL and AnswerCacheMaxBytes bound what one answer keeps there.
 	AnswerCache         string        `mapstructure:"answer_cache"`
 	AnswerCacheTTL      time.Duration `mapstructure:"answer_cache_ttl"`
 	AnswerCacheMaxBytes int           `mapstructure:"answer_cache_max_bytes"`
 }
 
-// AnswerCacheOn reports whether the fleet answer cache is on, on a cluster or not.
-func (c Costs) AnswerCacheOn(cluster bool) bool {
-	return c.AnswerCache == "on" || (c.AnswerCache == "auto" && !cluster)
+// AnswerCacheOn reports whether the fleet answer cache is on.
+func (c Costs) AnswerCacheOn() bool {
+	return c.AnswerCache == "on" || c.AnswerCache == "auto"
 }
 
 // Schedules bounds POST /schedules (docs/schedules.md).

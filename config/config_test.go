@@ -163,3 +163,25 @@ func TestUploadLimits(t *testing.T) {
 		t.Fatalf("account_uploads -1: %v, want an error naming limits.account_uploads", err)
 	}
 }
+
+// The fleet answer cache is on by default, on one server and on a cluster; off turns it off.
+func TestAnswerCacheIsOnByDefaultAlsoOnACluster(t *testing.T) {
+	t.Setenv("KWHOUSE_AUTH_JWT_SECRET", secret)
+	for _, tc := range []struct {
+		cluster, setting string
+		want             bool
+	}{{"", "", true}, {"kw", "", true}, {"kw", "off", false}, {"", "off", false}} {
+		t.Setenv("KWHOUSE_CLICKHOUSE_CLUSTER", tc.cluster)
+		t.Setenv("KWHOUSE_COSTS_ANSWER_CACHE", tc.setting)
+		if tc.setting == "" {
+			os.Unsetenv("KWHOUSE_COSTS_ANSWER_CACHE")
+		}
+		cfg, err := config.Load(config.New(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Costs.AnswerCacheOn(); got != tc.want {
+			t.Errorf("cluster %q, answer_cache %q: on %t, want %t", tc.cluster, tc.setting, got, tc.want)
+		}
+	}
+}

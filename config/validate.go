@@ -138,7 +138,7 @@ func (c *Config) problems() []error {
 	if a := c.Costs.AnswerCache; a != "" && a != "on" && a != "off" && a != "auto" {
 		add("costs.answer_cache", "must be on, off or auto")
 	}
-	if c.Costs.AnswerCacheOn(c.ClickHouse.Cluster != "") && c.Costs.AnswerCacheTTL < time.Second {
+	if c.Costs.AnswerCacheOn() && c.Costs.AnswerCacheTTL < time.Second {
 		add("costs.answer_cache_ttl", "must be at least 1s")
 	}
 	if c.Costs.Pricer && c.Costs.PricerInterval < time.Second {

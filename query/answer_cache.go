@@ -61,10 +61,10 @@ func (c *Pricer) AnswerCounts() AnswerCounts {
 
 // FleetEncoded answers req as encode writes a FleetCost (format names the encoding): from
 // the answer cache when its entry for the request was computed under the state token
-// there is now, else computed by Fleet and kept in the background. The token of a later
-// page by id is its own locations' (servePage), any other answer's the whole scope's, read
-// before anything else, beside the entry. A cache that fails or is off only means
-// computing.
+// there is now, else computed by Fleet and kept in the background while the token is
+// unchanged (keep). The token of a later page by id is its own locations' (servePage), any
+// other answer's the whole scope's, read before anything else, beside the entry. A cache
+// that fails or is off only means computing.
 func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req FleetRequest, format string,
 	encode func(FleetCost) ([]byte, error)) ([]byte, error) {
 	req.defaults()
@@ -95,7 +95,9 @@ func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req Flee
 	if err != nil || tokErr != nil {
 		return body, err
 	}
-	a.keep(ctx, key, answerEntry{tok: tok, body: body})
+	a.keep(ctx, key, answerEntry{tok: tok, body: body}, func(ctx context.Context) (fleetToken, error) {
+		return c.readFleetToken(ctx, scope, req)
+	})
 	return body, nil
 }
 
@@ -139,7 +141,9 @@ func (c *Pricer) servePage(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	if out.HasMore {
 		span.hi, span.next = out.Data[len(out.Data)-1].key.group, out.after
 	}
-	a.keep(ctx, key, answerEntry{span: span, tok: toks.tokenOf(span), body: body})
+	a.keep(ctx, key, answerEntry{span: span, tok: toks.tokenOf(span), body: body}, func(ctx context.Context) (fleetToken, error) {
+		return c.readPageToken(ctx, scope, req, span)
+	})
 	return body, nil
 }
 
@@ -195,8 +199,12 @@ func parseEntry(b []byte) (answerEntry, bool) {
 	return e, true
 }
 
-// keep stores e under key in the background, when it is at most maxBytes.
-func (a *answerCache) keep(ctx context.Context, key string, e answerEntry) {
+// keep stores e under key in the background, when it is at most maxBytes and the token
+// read again (again) once the answer was computed is still e.tok. On one server that
+// drops only entries that would never be served (the counts only grow); on a cluster it
+// drops an answer whose reads moved to a replica that lacked a write e.tok counts
+// (docs/costs.md, "Answer cache"). The read runs after the answer is sent.
+func (a *answerCache) keep(ctx context.Context, key string, e answerEntry, again func(context.Context) (fleetToken, error)) {
 	if len(e.body) > a.maxBytes {
 		return
 	}
@@ -205,6 +213,9 @@ func (a *answerCache) keep(ctx context.Context, key string, e answerEntry) {
 		defer a.stores.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerStoreTimeout)
 		defer cancel()
+		if tok, err := again(sctx); err != nil || tok != e.tok {
+			return
+		}
 		a.store.SetFor(sctx, key, e.bytes(), a.ttl)
 	}()
 }

@@ -59,11 +59,15 @@ func newBucketFleet(t *testing.T, now func() time.Time) *bucketFleet {
 	return newBucketFleetWith(t, apitest.Options{Now: now})
 }
 
-// newBucketFleetWith is newBucketFleet on a service started with opt (its Observe is the
-// fleet's count).
+// newBucketFleetWith is newBucketFleet on a service started with opt (the fleet's count
+// sees every statement before opt's Observe, if any).
 func newBucketFleetWith(t *testing.T, opt apitest.Options) *bucketFleet {
 	count := &pricingCount{}
-	opt.Observe = count.observe
+	if also := opt.Observe; also != nil {
+		opt.Observe = func(st chstore.Statement) { count.observe(st); also(st) }
+	} else {
+		opt.Observe = count.observe
+	}
 	api := apitest.Start(t, opt)
 	acc := api.NewAccount("buckets")
 	f := &bucketFleet{t: t, api: api, do: api.As(acc.Test()), count: count, auth: acc.Test(),
