@@ -15,6 +15,9 @@ import (
 
 // Server exception codes that mean "try again later" rather than "this query is wrong".
 var retryableCodes = map[int32]bool{
+	// A shard's replica killed while it answered: the node that sent it the query reports
+	// that the reply ended early (seen on the local cluster when a node was killed mid-query).
+	32:  true, // ATTEMPT_TO_READ_AFTER_EOF
 	159: true, // TIMEOUT_EXCEEDED
 	202: true, // TOO_MANY_SIMULTANEOUS_QUERIES
 	209: true, // SOCKET_TIMEOUT
@@ -22,6 +25,7 @@ var retryableCodes = map[int32]bool{
 	242: true, // TABLE_IS_READ_ONLY: a restarted replica before its ZooKeeper session is back
 	241: true, // MEMORY_LIMIT_EXCEEDED
 	252: true, // TOO_MANY_PARTS
+	279: true, // ALL_CONNECTION_TRIES_FAILED: every replica of a shard is down
 	// A cluster's metadata quorum (quorum.go), once its wait has run out.
 	codeTooFewLiveReplicas: true,
 	codeQuorumBusy:         true,
