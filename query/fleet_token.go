@@ -55,6 +55,10 @@ func (t *fleetToken) add(part uint8, total, weighted uint64) {
 	t[2*part+1] += weighted
 }
 
+// recorded reports whether t counts meter record rows (part 0): a location's token with
+// none is that of a location without records in the reach.
+func (t fleetToken) recorded() bool { return t[0] > 0 }
+
 // bytes is the token as stored beside a cached answer.
 func (t fleetToken) bytes() []byte {
 	b := make([]byte, 0, 8*len(t))
@@ -98,7 +102,7 @@ func (c *Pricer) readPageToken(ctx context.Context, scope kwhouse.Scope, req Fle
 	if s.hi == "" {
 		sql = tokensFromSQL
 	}
-	toks, err := c.locationTokens(ctx, pageTokenStmt.With(sql), scope, req,
+	toks, err := c.readLocationTokens(ctx, pageTokenStmt.With(sql), scope, req,
 		chstore.Named("lo", s.lo), chstore.Named("hi", s.hi), chstore.Named("next", s.next))
 	return toks.tokenOf(s), err
 }
@@ -129,7 +133,7 @@ type locationTokens map[string]*fleetToken
 func (l locationTokens) tokenOf(s pageSpan) fleetToken {
 	var tok fleetToken
 	for id, t := range l {
-		if s.holds(id) && t[0] > 0 {
+		if s.holds(id) && t.recorded() {
 			for i, v := range t {
 				tok[i] += v
 			}
@@ -141,12 +145,12 @@ func (l locationTokens) tokenOf(s pageSpan) fleetToken {
 // readTokensFrom reads the token rows of every location of scope from lo on, for the
 // answers of req: read before a page is computed, whose span is known after.
 func (c *Pricer) readTokensFrom(ctx context.Context, scope kwhouse.Scope, req FleetRequest, lo string) (locationTokens, error) {
-	return c.locationTokens(ctx, tokensFromStmt.With(tokensFromSQL), scope, req, chstore.Named("lo", lo))
+	return c.readLocationTokens(ctx, tokensFromStmt.With(tokensFromSQL), scope, req, chstore.Named("lo", lo))
 }
 
-// locationTokens runs a rendering of fleet_token.sql with .From: one row per part and
+// readLocationTokens runs a rendering of fleet_token.sql with .From: one row per part and
 // location.
-func (c *Pricer) locationTokens(ctx context.Context, st chstore.Statement, scope kwhouse.Scope, req FleetRequest,
+func (c *Pricer) readLocationTokens(ctx context.Context, st chstore.Statement, scope kwhouse.Scope, req FleetRequest,
 	more ...any) (locationTokens, error) {
 	out := locationTokens{}
 	err := c.queryToken(ctx, st, scope, req, func(part uint8, loc string, total, weighted uint64) {
