@@ -21,10 +21,10 @@
 -- document of the scope. The rows of a later page by id (.From) are its locations', from
 -- @lo on only, up to @hi and @next (.Upto), and of the documents only theirs: every table
 -- here is ordered by location (documents by id), so its range is an index range; its
--- reader keeps the rows of the locations with part 0's (tokenOf), four SELECTs where the
--- set read twice made seven (18.16 spends 1.5-2.5 ms of CPU on each, however few rows it
--- reads). The count parts are one SELECT each: 18.16 analyses a nested one again at every
--- level.
+-- reader keeps the rows of the locations with part 0's (tokenOf): four SELECTs, not the
+-- seven that token_recorded read for parts 1 and 2 makes (18.16 spends 1.5-2.5 ms of CPU
+-- on each, however few rows it reads). The count parts are one SELECT each: 18.16
+-- analyses a nested one again at every level.
 SELECT toUInt8(0) AS part, {{template "token_loc" .}} AS loc, sum(n) AS total,
     sum(print * bitOr(cityHash64(location_id, device_id, toUInt8(direction)), toUInt64(1))) AS weighted
 FROM reading_changes_by_month
