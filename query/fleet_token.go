@@ -13,21 +13,21 @@ import (
 
 // tokenShape is what fleet_token.sql reads: the whole scope's locations with records (the
 // zero shape), with every document of the scope for a request naming locations or a
-// customer (Named), or the locations of a later page by id, from @lo on (From), only up
-// to @hi and @next (Upto), one row per location (ByLocation).
-type tokenShape struct{ Named, From, Upto, ByLocation bool }
+// customer (Named), or the locations of a later page by id, one row per location, from
+// @lo on (From), only up to @hi and @next (Upto).
+type tokenShape struct{ Named, From, Upto bool }
 
 var (
 	fleetTokenStmt = chstore.Register("query.fleet_token", "fleet_token.sql: what every input of a fleet answer has recorded so far")
 	fleetTokenSQL  = renderToken(tokenShape{})
 	namedTokenSQL  = renderToken(tokenShape{Named: true})
 	// A page served from the answer cache reads its own locations' token.
-	pageTokenStmt    = chstore.Register("query.fleet_page_token", "fleet_token.sql: what the locations of a page by id have recorded so far")
-	pageTokenSQL     = renderToken(tokenShape{From: true, Upto: true})
-	lastPageTokenSQL = renderToken(tokenShape{From: true})
-	// A page computed reads the token of every location from its cursor's on, per location.
+	pageTokenStmt = chstore.Register("query.fleet_page_token", "fleet_token.sql: what the locations of a page by id have recorded so far")
+	pageTokenSQL  = renderToken(tokenShape{From: true, Upto: true})
+	// A page computed reads the token of every location from its cursor's on (the last
+	// page's, when served, too).
 	tokensFromStmt = chstore.Register("query.fleet_tokens_from", "fleet_token.sql: what each location from a page's cursor on has recorded so far")
-	tokensFromSQL  = renderToken(tokenShape{From: true, ByLocation: true})
+	tokensFromSQL  = renderToken(tokenShape{From: true})
 )
 
 func renderToken(s tokenShape) string {
@@ -54,6 +54,10 @@ func (t *fleetToken) add(part uint8, total, weighted uint64) {
 	t[2*part] += total
 	t[2*part+1] += weighted
 }
+
+// recorded reports whether t counts meter record rows (part 0): a location's token with
+// none is that of a location without records in the reach.
+func (t fleetToken) recorded() bool { return t[0] > 0 }
 
 // bytes is the token as stored beside a cached answer.
 func (t fleetToken) bytes() []byte {
@@ -96,13 +100,14 @@ func (c *Pricer) readFleetToken(ctx context.Context, scope kwhouse.Scope, req Fl
 func (c *Pricer) readPageToken(ctx context.Context, scope kwhouse.Scope, req FleetRequest, s pageSpan) (fleetToken, error) {
 	sql := pageTokenSQL
 	if s.hi == "" {
-		sql = lastPageTokenSQL
+		sql = tokensFromSQL
 	}
-	return c.sumToken(ctx, pageTokenStmt.With(sql), scope, req,
+	toks, err := c.readLocationTokens(ctx, pageTokenStmt.With(sql), scope, req,
 		chstore.Named("lo", s.lo), chstore.Named("hi", s.hi), chstore.Named("next", s.next))
+	return toks.tokenOf(s), err
 }
 
-// sumToken runs a rendering of fleet_token.sql without .ByLocation: one row per part.
+// sumToken runs a rendering of fleet_token.sql without .From: one row per part.
 func (c *Pricer) sumToken(ctx context.Context, st chstore.Statement, scope kwhouse.Scope, req FleetRequest,
 	more ...any) (fleetToken, error) {
 	var tok fleetToken
@@ -121,11 +126,14 @@ func (c *Pricer) sumToken(ctx context.Context, st chstore.Statement, scope kwhou
 // token of any span from there is their sum (tokenOf).
 type locationTokens map[string]*fleetToken
 
-// tokenOf is the page token of the locations of s.
+// tokenOf is the page token of the locations of s: the sum of the rows of those with
+// records in the reach (a part 0 row). As in the scope's token, the others add nothing:
+// an answer's rows and skipped come from the locations with records alone, and a
+// location's first record there moves part 0 (docs/costs.md, "Answer cache").
 func (l locationTokens) tokenOf(s pageSpan) fleetToken {
 	var tok fleetToken
 	for id, t := range l {
-		if s.holds(id) {
+		if s.holds(id) && t.recorded() {
 			for i, v := range t {
 				tok[i] += v
 			}
@@ -137,15 +145,22 @@ func (l locationTokens) tokenOf(s pageSpan) fleetToken {
 // readTokensFrom reads the token rows of every location of scope from lo on, for the
 // answers of req: read before a page is computed, whose span is known after.
 func (c *Pricer) readTokensFrom(ctx context.Context, scope kwhouse.Scope, req FleetRequest, lo string) (locationTokens, error) {
+	return c.readLocationTokens(ctx, tokensFromStmt.With(tokensFromSQL), scope, req, chstore.Named("lo", lo))
+}
+
+// readLocationTokens runs a rendering of fleet_token.sql with .From: one row per part and
+// location.
+func (c *Pricer) readLocationTokens(ctx context.Context, st chstore.Statement, scope kwhouse.Scope, req FleetRequest,
+	more ...any) (locationTokens, error) {
 	out := locationTokens{}
-	err := c.queryToken(ctx, tokensFromStmt.With(tokensFromSQL), scope, req, func(part uint8, loc string, total, weighted uint64) {
+	err := c.queryToken(ctx, st, scope, req, func(part uint8, loc string, total, weighted uint64) {
 		t := out[loc]
 		if t == nil {
 			t = &fleetToken{}
 			out[loc] = t
 		}
 		t.add(part, total, weighted)
-	}, chstore.Named("lo", lo))
+	}, more...)
 	return out, err
 }
 
