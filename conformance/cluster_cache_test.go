@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -10,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
+	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
@@ -73,9 +72,9 @@ func TestKilledNodeWhileADashboardAsksLeavesNoStaleAnswer(t *testing.T) {
 		}
 	}()
 	time.Sleep(time.Second)
-	cluster(t, "kill", "1")
+	testkit.ClusterScript(t, "kill", "1")
 	time.Sleep(3 * time.Second)
-	cluster(t, "start", "1")
+	testkit.ClusterScript(t, "start", "1")
 	writers.Wait()
 	close(stop)
 	dashboard.Wait()
@@ -134,19 +133,9 @@ func flatTariff(t *testing.T, do func(method, path string, body any) apitest.Res
 func syncReplicas(t *testing.T, database string) {
 	t.Helper()
 	for _, addr := range strings.Split(os.Getenv("KWHOUSE_TEST_CLICKHOUSE_ADDR"), ",") {
-		cfg := config.ClickHouse{Addr: addr, Database: database, Username: "default", DialTimeout: 2 * time.Second,
-			MaxOpenConns: 1, MaxExecutionTime: 60 * time.Second, MaxMemoryUsage: 1 << 30}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		db, err := chstore.Open(ctx, cfg)
-		if err != nil {
-			cancel()
-			t.Fatalf("open %s: %v", addr, err)
-		}
-		for _, table := range []string{"meter_records_local", "reading_changes_local", "reading_changes_by_month_local"} {
-			if err := db.Exec(ctx, chstore.Tool(fmt.Sprintf("SYSTEM SYNC REPLICA %s", table))); err != nil {
-				t.Errorf("sync %s on %s: %v", table, addr, err)
-			}
-		}
+		db := testkit.OpenNode(t, addr, database)
+		testkit.SyncReadings(ctx, t, db)
 		db.Close()
 		cancel()
 	}

@@ -2,9 +2,7 @@ package conformance
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,14 +51,8 @@ func nodeCounts(t *testing.T, database string) []uint64 {
 	t.Helper()
 	var out []uint64
 	for _, addr := range strings.Split(os.Getenv("KWHOUSE_TEST_CLICKHOUSE_ADDR"), ",") {
-		cfg := config.ClickHouse{Addr: addr, Database: database, Username: "default", DialTimeout: 2 * time.Second,
-			MaxOpenConns: 2, MaxExecutionTime: 30 * time.Second, MaxMemoryUsage: 1 << 30}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		db, err := chstore.Open(ctx, cfg)
-		if err != nil {
-			cancel()
-			t.Fatalf("open %s: %v", addr, err)
-		}
+		db := testkit.OpenNode(t, addr, database)
 		// The replica may still be fetching parts its peer wrote.
 		_ = db.Exec(ctx, chstore.Tool("SYSTEM SYNC REPLICA meter_records_local"))
 		var n uint64
@@ -151,14 +143,14 @@ func TestKilledNodeLosesNoAcknowledgedRecord(t *testing.T) {
 		}(c, loc)
 	}
 	time.Sleep(time.Second)
-	cluster(t, "kill", "1") // the first address: kwhouse's connections and shard 1's first replica
+	testkit.ClusterScript(t, "kill", "1") // the first address: kwhouse's connections and shard 1's first replica
 	time.Sleep(3 * time.Second)
 	cost := api.Do(apitest.Request{Method: "POST", Path: "/costs/interval/" + locs[0], Auth: acc.Test(),
 		Body: map[string]any{"start_time": "2024-01-01T00:00:00Z", "end_time": "2024-02-01T00:00:00Z"}})
 	if cost.Status != 422 { // no tariff: the read itself went through the other nodes
 		t.Errorf("cost read with a node down: %d %s, want 422 no_tariff_connected", cost.Status, cost.Body)
 	}
-	cluster(t, "start", "1")
+	testkit.ClusterScript(t, "start", "1")
 	wg.Wait()
 	close(stop)
 	var stored uint64
@@ -184,21 +176,11 @@ func TestClusterProcessesOnDifferentNodesActAsOneService(t *testing.T) {
 	one := apitest.Start(t, apitest.Options{})
 	two := apitest.Start(t, apitest.Options{ShareWith: one, ClickHouse: apitest.OtherNodeFirst})
 	apitest.CheckOneService(t, one, two, "fresh")
-	cluster(t, "kill", "4")
+	testkit.ClusterScript(t, "kill", "4")
 	apitest.CheckOneService(t, one, two, "node 4 down")
-	cluster(t, "start", "4")
+	testkit.ClusterScript(t, "start", "4")
 	apitest.CheckOneService(t, one, two, "node 4 restarted")
-	cluster(t, "kill", "1")
-	cluster(t, "start", "1")
+	testkit.ClusterScript(t, "kill", "1")
+	testkit.ClusterScript(t, "start", "1")
 	apitest.CheckOneService(t, one, two, "node 1 restarted")
-}
-
-// cluster runs scripts/cluster.sh with args.
-func cluster(t *testing.T, args ...string) {
-	t.Helper()
-	out, err := exec.Command("../scripts/cluster.sh", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cluster.sh %v: %v\n%s", args, err, out)
-	}
-	t.Log(fmt.Sprintf("cluster.sh %v", args), strings.TrimSpace(string(out)))
 }

@@ -3,15 +3,13 @@ package query_test
 import (
 	"context"
 	"os"
-	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kwhouse/kwhouse/chstore"
-	"github.com/kwhouse/kwhouse/config"
+	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
@@ -36,7 +34,7 @@ func TestAnswerCacheKeepsNoAnswerFromAReplicaThatFailedOverBehindItsToken(t *tes
 		if st.Name == "query.fleet_token" {
 			tokenRead.Store(true)
 		} else if tokenRead.Load() {
-			kill.Do(func() { clusterScript(t, "kill", victim); killed.Store(true) })
+			kill.Do(func() { testkit.ClusterScript(t, "kill", victim); killed.Store(true) })
 		}
 	}})
 	loc := f.location(map[string]any{"schedule": flatRate([]any{map[string]any{"fixed": 0.25}})})
@@ -53,7 +51,7 @@ func TestAnswerCacheKeepsNoAnswerFromAReplicaThatFailedOverBehindItsToken(t *tes
 	nodes := map[string]*chstore.DB{"3": nodeDB(t, f, "127.0.0.1:9103"), "4": nodeDB(t, f, "127.0.0.1:9104")}
 	t.Cleanup(func() {
 		for n := range nodes {
-			clusterScript(t, "start", n)
+			testkit.ClusterScript(t, "start", n)
 			_ = nodeDB(t, f, "127.0.0.1:910"+n).Exec(context.Background(), chstore.Tool("SYSTEM START FETCHES"))
 		}
 	})
@@ -77,15 +75,11 @@ func TestAnswerCacheKeepsNoAnswerFromAReplicaThatFailedOverBehindItsToken(t *tes
 		t.Fatalf("answered with node %s down: %v Wh on March 3, want 24000 (node %s lacks the reading)", holder, got, other)
 	}
 
-	clusterScript(t, "start", holder)
+	testkit.ClusterScript(t, "start", holder)
 	if err := nodes[other].Exec(context.Background(), chstore.Tool("SYSTEM START FETCHES")); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"meter_records_local", "reading_changes_local", "reading_changes_by_month_local"} {
-		if err := nodes[other].Exec(context.Background(), chstore.Tool("SYSTEM SYNC REPLICA "+table)); err != nil {
-			t.Fatalf("sync %s on node %s: %v", table, other, err)
-		}
-	}
+	testkit.SyncReadings(context.Background(), t, nodes[other])
 	rows, _ := f.cachedFleet(t)
 	fresh := f.freshFleet(t)
 	if got := fresh[loc+" 2024-03-03"].Energy.ValueExact; got != 28000 {
@@ -118,22 +112,7 @@ func shardOf(t *testing.T, f *bucketFleet, loc string) int {
 // nodeDB connects to one node of the cluster alone, in f's database.
 func nodeDB(t *testing.T, f *bucketFleet, addr string) *chstore.DB {
 	t.Helper()
-	cfg := config.ClickHouse{Addr: addr, Database: f.api.App.Config.ClickHouse.Database, Username: "default",
-		DialTimeout: 2 * time.Second, MaxOpenConns: 2, MaxExecutionTime: 60 * time.Second, MaxMemoryUsage: 1 << 30}
-	db, err := chstore.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("open %s: %v", addr, err)
-	}
+	db := testkit.OpenNode(t, addr, f.api.App.Config.ClickHouse.Database)
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// clusterScript runs scripts/cluster.sh with args.
-func clusterScript(t *testing.T, args ...string) {
-	t.Helper()
-	out, err := exec.Command("../scripts/cluster.sh", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cluster.sh %v: %v\n%s", args, err, out)
-	}
-	t.Logf("cluster.sh %v %s", args, strings.TrimSpace(string(out)))
 }
