@@ -21,6 +21,7 @@ type DB struct {
 	// Observe, when set, sees every statement before it runs (the conformance suite
 	// records which statements a run covered).
 	Observe    func(Statement)
+	cfg        config.ClickHouse // MutateShards dials one replica of each shard with it
 	engine     Engine
 	bulk       Engine // InsertBulk's pool: the same as engine unless Open made one
 	version    driver.ServerVersion
@@ -35,7 +36,7 @@ type DB struct {
 
 // NewDB returns a DB that runs on engine, a server of version v.
 func NewDB(engine Engine, cfg config.ClickHouse, v driver.ServerVersion) *DB {
-	db := &DB{Database: cfg.Database, Cluster: cfg.Cluster, engine: engine, bulk: engine, version: v}
+	db := &DB{Database: cfg.Database, Cluster: cfg.Cluster, cfg: cfg, engine: engine, bulk: engine, version: v}
 	db.read, db.write, db.background = settingsFor(v, cfg)
 	if cfg.Cluster != "" && cfg.InsertQuorum > 0 {
 		db.quorum = Settings{"insert_quorum": cfg.InsertQuorum, "insert_quorum_timeout": int(cfg.QuorumWait.Milliseconds())}
@@ -218,12 +219,4 @@ func DropDatabaseSQL(cfg config.ClickHouse) string {
 		q += " ON CLUSTER " + cfg.Cluster
 	}
 	return q
-}
-
-// OnCluster returns "ON CLUSTER name" in cluster mode, else "".
-func (db *DB) OnCluster() string {
-	if db.Cluster == "" {
-		return ""
-	}
-	return "ON CLUSTER " + db.Cluster
 }

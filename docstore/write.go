@@ -160,8 +160,7 @@ func (s *Store) Purge(ctx context.Context, kind string, createdBeforeUS int64) e
 	if n == 0 {
 		return nil // no mutation when there is nothing to delete: mutations rewrite parts
 	}
-	q := "ALTER TABLE documents " + s.db.OnCluster() + " DELETE WHERE kind = ? AND created_us < ?"
-	if err := s.db.Exec(ctx, purgeStmt.With(q), kind, uint64(createdBeforeUS)); err != nil {
+	if err := s.db.Exec(ctx, purgeStmt, kind, uint64(createdBeforeUS)); err != nil {
 		return fmt.Errorf("purge %s documents: %w", kind, err)
 	}
 	return nil

@@ -85,7 +85,7 @@ func TestScheduleWorkDoesNotGrowWithStoredSchedules(t *testing.T) {
 	if !slices.Equal(gets, []string{"docstore.get"}) {
 		t.Errorf("GET /schedules/{id} with the cache down ran %v, want one keyed read", gets)
 	}
-	if e.api.App.DB.OnCluster() == "" && !testkit.Embedded() { // a cluster's query_log is per node; chDB keeps none
+	if e.api.App.DB.Cluster == "" && !testkit.Embedded() { // a cluster's query_log is per node; chDB keeps none
 		rows := e.readRowsOf(id)
 		t.Logf("GET /schedules/{id} read %d rows of documents", rows)
 		if rows > 1024 {
@@ -127,7 +127,7 @@ func (e *costEnv) storeSchedules(n int) []string {
 		docs = docs[k:]
 	}
 	e.awaitCache()
-	if e.api.App.DB.OnCluster() == "" && !testkit.Embedded() { // where the rows a read takes are checked
+	if e.api.App.DB.Cluster == "" && !testkit.Embedded() { // where the rows a read takes are checked
 		e.mergeDocuments()
 	}
 	return ids

@@ -77,7 +77,7 @@ func TestFleetAnswerCacheServesOnlyTheStateItWasComputedIn(t *testing.T) {
 	// Merges of documents (older versions dropped) and of summed counts change no input.
 	// On a cluster 18.16 fails an OPTIMIZE of a replicated table while it waits for the
 	// replicas ("Unknown log entry type"), so there the merges are left to ClickHouse.
-	if f.api.App.DB.OnCluster() == "" {
+	if f.api.App.DB.Cluster == "" {
 		for _, table := range []string{"documents", "reading_changes_by_month", "price_changes"} {
 			if err := f.api.App.DB.Exec(context.Background(), chstore.Tool("OPTIMIZE TABLE "+table+" FINAL")); err != nil {
 				t.Fatal(err)

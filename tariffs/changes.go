@@ -90,9 +90,9 @@ func (s *Service) followers(ctx context.Context, scope kwhouse.Scope, market str
 // dropBuckets marks a deleted location's prices changed everywhere, so that none of its
 // priced buckets is served again, and then deletes them and its kept demand peaks (which
 // no tariff of it can ask for again: their keys name its deleted tariffs) in the
-// background: mutations, which on a cluster are DDL that waits for every node
-// (distributed_ddl_task_timeout, 180 s with a node down), so the location's delete does
-// not wait for them. A process that stops first leaves the buckets marked stale, never
+// background: mutations, sent to a replica of every shard on a cluster (chstore's
+// MutateShards; with a replica down, its shard waits for the dial to fail), so the
+// location's delete does not wait for them. A process that stops first leaves the buckets marked stale, never
 // served, and the peaks unread (the location is gone).
 func (s *Service) dropBuckets(ctx context.Context, scope kwhouse.Scope, location string) error {
 	if err := s.markLocations(ctx, scope, location); err != nil {
@@ -113,9 +113,9 @@ func (s *Service) deleteKept(ctx context.Context, scope kwhouse.Scope, location 
 	for _, d := range dropKeptStmts {
 		st := d.stmt
 		if s.db.Cluster != "" { // a mutation runs on each shard's table, not the Distributed one
-			st = st.With("ALTER TABLE " + d.table + "_local " + s.db.OnCluster() + " DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")
+			st = st.With("ALTER TABLE " + d.table + "_local DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")
 		}
-		if err := s.db.Exec(ctx, st, scope.AccountID, scope.LiveByte(), location); err != nil {
+		if err := s.db.MutateShards(ctx, st, scope.AccountID, scope.LiveByte(), location); err != nil {
 			slog.Warn("delete the kept sums of a deleted location (buckets stay marked stale, peaks unread)",
 				"location", location, "table", d.table, "err", err)
 		}

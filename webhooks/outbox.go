@@ -78,8 +78,7 @@ func (s *Store) Purge(ctx context.Context, before time.Time) error {
 		return fmt.Errorf("count old webhook outbox events: %w", err)
 	}
 	if n > 0 {
-		q := "ALTER TABLE webhook_outbox " + s.db.OnCluster() + " DELETE WHERE created_us < ?"
-		if err := s.db.Exec(ctx, purgeOutboxStmt.With(q), uint64(before.UnixMicro())); err != nil {
+		if err := s.db.Exec(ctx, purgeOutboxStmt, uint64(before.UnixMicro())); err != nil {
 			return fmt.Errorf("purge webhook outbox: %w", err)
 		}
 	}

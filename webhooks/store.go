@@ -275,8 +275,7 @@ func (s *Store) purge(ctx context.Context, before time.Time) error {
 	if n == 0 {
 		return nil
 	}
-	q := "ALTER TABLE webhook_deliveries " + s.db.OnCluster() + " DELETE WHERE day < toDate(?)"
-	if err := s.db.Exec(ctx, purgeDeliveriesStmt.With(q), dayString(before)); err != nil {
+	if err := s.db.Exec(ctx, purgeDeliveriesStmt, dayString(before)); err != nil {
 		return fmt.Errorf("purge webhook deliveries: %w", err)
 	}
 	return nil
