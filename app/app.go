@@ -315,7 +315,7 @@ func writeMarks(cfg *config.Config, cache *rediscache.Cache) *writemarks.Marks {
 	if !cfg.Costs.AnswerCacheOn() {
 		return nil
 	}
-	return writemarks.New(cache.Scripter(), cache.Key(""))
+	return writemarks.New(cache.Scripter(), cache.Key(""), writemarks.Hold)
 }
 
 // Loader is what `kwhouse ingest` needs: the ingest service on its own stores.
@@ -330,7 +330,7 @@ type Loader struct {
 // service that checks ids straight against ClickHouse. Redis gives only the row versions
 // the servers draw from too; without it the loader's own clock does.
 func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options) (*Loader, error) {
-	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
+	cache := rediscache.New(cfg.Redis, cmp.Or(opt.RedisPrefix, redisPrefix(cfg.Redis)), log)
 	db, err := openMigrated(ctx, cfg, opt, cache, log)
 	if err != nil {
 		cache.Close()
@@ -370,7 +370,7 @@ type Importer struct {
 
 // OpenImporter opens ClickHouse (opt.DB when set) with the schema applied, and Redis.
 func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options) (*Importer, error) {
-	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
+	cache := rediscache.New(cfg.Redis, cmp.Or(opt.RedisPrefix, redisPrefix(cfg.Redis)), log)
 	if err := cache.Ping(ctx); err != nil {
 		log.Warn("redis unavailable: imported tariffs reach running servers' cached prices only when those expire",
 			"addr", cfg.Redis.Addr, "err", err)

@@ -37,9 +37,9 @@ type Marks struct {
 const Hold = 10 * time.Minute
 
 // New returns the marks of the deployment's Redis rdb, under key prefix (the prefix of
-// the deployment's other keys).
-func New(rdb redis.Scripter, prefix string) *Marks {
-	return &Marks{rdb: rdb, prefix: prefix, hold: Hold,
+// the deployment's other keys); a write stays pending at most hold (Hold).
+func New(rdb redis.Scripter, prefix string, hold time.Duration) *Marks {
+	return &Marks{rdb: rdb, prefix: prefix, hold: hold,
 		retries: []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond}}
 }
 
