@@ -12,23 +12,30 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/config"
 	"github.com/kwhouse/kwhouse/ingest"
+	"github.com/kwhouse/kwhouse/query"
 	"github.com/kwhouse/kwhouse/testkit"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 	"github.com/kwhouse/kwhouse/writemarks"
 )
 
 // walk asks every page of w once the answers before it are stored: whether each was
-// served, and the ClickHouse statements the walk ran.
+// served, and the ClickHouse statements the asks ran; then each page must equal the page
+// priced now.
 func (w *pagedWalk) walk(t *testing.T, what string) ([]bool, map[string]int) {
 	t.Helper()
 	w.f.count.take()
 	var served []bool
+	var pages []fleetPage[bucketRow]
 	for i := range w.cursors {
 		page, hit := w.ask(t, i)
-		w.same(t, fmt.Sprintf("%s, page %d", what, i), i, page)
-		served = append(served, hit)
+		pages, served = append(pages, page), append(served, hit)
 	}
-	return served, w.f.count.take()
+	query.WaitAnswerStores(w.f.api.App.Pricer)
+	ran := w.f.count.take()
+	for i, page := range pages {
+		w.same(t, fmt.Sprintf("%s, page %d", what, i), i, page)
+	}
+	return served, ran
 }
 
 // ndjson is n hourly readings of wh Wh of loc from start, as NDJSON lines.
