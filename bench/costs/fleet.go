@@ -77,6 +77,7 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 		{"fleet all, month by DAY, a second process's first answer (CSV)", 0, "DAY", month, true, false, false, changeSecond, 0, false},
 		{"fleet all, month by DAY, cold (CSV)", 0, "DAY", month, true, false, false, changeCold, 0, false},
 		{"fleet all, month by DAY, every page of the default 1,000 (JSON)", 0, "DAY", month, false, false, false, "", 1000, false},
+		{"fleet all, month by DAY, every page of 10,000 (JSON)", 0, "DAY", month, false, false, false, "", 10000, false},
 		{"fleet all, month by DAY, include_charges (CSV)", 0, "DAY", month, true, false, false, "", 0, true},
 		{"fleet all, year by MONTH, include_charges (CSV)", 0, "MONTH", year, true, false, false, "", 0, true},
 		{"fleet all, year by MONTH, live (CSV)", 0, "MONTH", year, true, false, false, changeLive, 0, false},
