@@ -34,6 +34,7 @@ import (
 	"github.com/kwhouse/kwhouse/tariffs"
 	"github.com/kwhouse/kwhouse/versions"
 	"github.com/kwhouse/kwhouse/webhooks"
+	"github.com/kwhouse/kwhouse/writemarks"
 )
 
 // App is the assembled service.
@@ -52,7 +53,10 @@ type App struct {
 	// BucketPricer prices stale buckets in the background while Serve runs (nil: off).
 	BucketPricer *query.BucketPricer
 	Writer       *ingest.Writer
-	Webhooks     *webhooks.Service
+	// Marks are the write marks every writer of the deployment makes while the answer
+	// cache is on (nil: off); a tool that writes what a fleet answer reads marks too.
+	Marks    *writemarks.Marks
+	Webhooks *webhooks.Service
 	// Dispatcher delivers webhooks; nil when webhooks.dispatch is off.
 	Dispatcher *webhooks.Dispatcher
 	API        *httpapi.Server
@@ -111,11 +115,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	docs := docstore.New(db, cache, now)
 	clock := versionClock(a.Cache, now, log)
 	docs.SetVersionClock(clock)
+	a.Marks = writeMarks(cfg, a.Cache)
+	docs.SetWriteMarks(a.Marks)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Limits = limits.New(cfg.Limits, cfg.Metrics, a.Cache, log, reg)
 	ic := cfg.Ingest
-	a.Writer = ingest.NewWriter(db, writerConfig(ic))
+	a.Writer = ingest.NewWriter(db, writerConfig(ic, a.Marks))
 	a.Ingest = ingest.NewService(a.Writer, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
 		MaxFailedRecords: ic.MaxFailedRecords, MaxLineBytes: ic.MaxLineBytes, Charge: a.Limits.TakeRecords, Versions: clock}, now)
 	a.Catalog = catalog.New(docs, a.Ingest)
@@ -130,7 +136,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options)
 	a.Pricer.SetMaxRawItems(cfg.Costs.MaxRawItems)
 	a.Pricer.UsePricedBuckets(cfg.Costs.PricedBuckets, clock)
 	if cfg.Costs.AnswerCacheOn() {
-		a.Pricer.UseAnswerCache(a.Cache, cfg.Costs.AnswerCacheTTL, cfg.Costs.AnswerCacheMaxBytes)
+		a.Pricer.UseAnswerCache(a.Cache, a.Marks, cfg.Costs.AnswerCacheTTL, cfg.Costs.AnswerCacheMaxBytes)
 	}
 	if cfg.Costs.PricedBuckets && cfg.Costs.Pricer {
 		a.BucketPricer = query.NewBucketPricer(a.Pricer, a.Cache, log, cfg.Costs.PricerInterval, cfg.Costs.PricerDays)
@@ -302,6 +308,16 @@ func versionClock(cache *rediscache.Cache, now func() time.Time, log *slog.Logge
 	return versions.New(cache.Scripter(), cache.Key("row-version"), now, log)
 }
 
+// writeMarks are the deployment's write marks, in its Redis under its key prefix, while
+// the answer cache is on (docs/costs.md, "Write marks"); nil when it is off: then no write
+// needs Redis.
+func writeMarks(cfg *config.Config, cache *rediscache.Cache) *writemarks.Marks {
+	if !cfg.Costs.AnswerCacheOn() {
+		return nil
+	}
+	return writemarks.New(cache.Scripter(), cache.Key(""), writemarks.Hold)
+}
+
 // Loader is what `kwhouse ingest` needs: the ingest service on its own stores.
 type Loader struct {
 	Ingest *ingest.Service
@@ -314,15 +330,17 @@ type Loader struct {
 // service that checks ids straight against ClickHouse. Redis gives only the row versions
 // the servers draw from too; without it the loader's own clock does.
 func OpenLoader(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options) (*Loader, error) {
-	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
+	cache := rediscache.New(cfg.Redis, cmp.Or(opt.RedisPrefix, redisPrefix(cfg.Redis)), log)
 	db, err := openMigrated(ctx, cfg, opt, cache, log)
 	if err != nil {
 		cache.Close()
 		return nil, err
 	}
 	ic := cfg.Ingest
-	w := ingest.NewWriter(db, writerConfig(ic))
+	marks := writeMarks(cfg, cache)
+	w := ingest.NewWriter(db, writerConfig(ic, marks))
 	docs := docstore.New(db, docstore.NoCache{}, time.Now)
+	docs.SetWriteMarks(marks)
 	svc := ingest.NewService(w, docs, ingest.Config{MaxRecordsPerRequest: ic.MaxRecordsPerRequest,
 		Versions: versionClock(cache, time.Now, log)}, time.Now)
 	return &Loader{Ingest: svc, DB: db, writer: w, cache: cache}, nil
@@ -336,9 +354,9 @@ func (l *Loader) Close() error {
 
 // writerConfig is the meter writer of the ingest settings (the service's and the bulk
 // loader's are the same).
-func writerConfig(ic config.Ingest) ingest.WriterConfig {
+func writerConfig(ic config.Ingest, marks *writemarks.Marks) ingest.WriterConfig {
 	return ingest.WriterConfig{MaxRows: ic.FlushRows, MaxDelay: ic.FlushInterval,
-		Flushers: ic.Flushers, QueueLength: ic.QueueLength, MaxHold: ic.FlushHold}
+		Flushers: ic.Flushers, QueueLength: ic.QueueLength, MaxHold: ic.FlushHold, Marks: marks}
 }
 
 // Importer is what `kwhouse import` needs: the catalog and tariffs on the service's own
@@ -352,7 +370,7 @@ type Importer struct {
 
 // OpenImporter opens ClickHouse (opt.DB when set) with the schema applied, and Redis.
 func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger, opt Options) (*Importer, error) {
-	cache := rediscache.New(cfg.Redis, redisPrefix(cfg.Redis), log)
+	cache := rediscache.New(cfg.Redis, cmp.Or(opt.RedisPrefix, redisPrefix(cfg.Redis)), log)
 	if err := cache.Ping(ctx); err != nil {
 		log.Warn("redis unavailable: imported tariffs reach running servers' cached prices only when those expire",
 			"addr", cfg.Redis.Addr, "err", err)
@@ -364,6 +382,7 @@ func OpenImporter(ctx context.Context, cfg *config.Config, log *slog.Logger, opt
 	}
 	docs := docstore.New(db, cache, time.Now)
 	docs.SetVersionClock(versionClock(cache, time.Now, log))
+	docs.SetWriteMarks(writeMarks(cfg, cache))
 	cat := catalog.New(docs, nil)
 	trf := tariffs.NewService(db, docs, cat, time.Now)
 	cat.SetTariffView(trf)

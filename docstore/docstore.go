@@ -14,6 +14,7 @@ import (
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/versions"
+	"github.com/kwhouse/kwhouse/writemarks"
 )
 
 // Doc is one version of a document.
@@ -85,6 +86,8 @@ type Store struct {
 	// versions orders a document's versions: the clock every kwhouse process shares, so
 	// the later of two changes wins whichever process made it.
 	versions VersionClock
+	// marks brackets every insert (SetWriteMarks); nil: none.
+	marks *writemarks.Marks
 }
 
 // VersionClock hands out row versions: Next reserves n consecutive ones and returns the
@@ -102,6 +105,14 @@ func New(db *chstore.DB, cache Cache, now func() time.Time) *Store {
 // SetVersionClock makes the store draw document versions from c (the clock the
 // deployment's processes share) instead of its own clock.
 func (s *Store) SetVersionClock(c VersionClock) { s.versions = c }
+
+// SetWriteMarks makes every document insert marked in m (the answer cache's write marks,
+// docs/costs.md "Write marks"): set before the store is used.
+func (s *Store) SetWriteMarks(m *writemarks.Marks) { s.marks = m }
+
+// WriteMarks are the marks of the store's writes (nil: none), for the rows written
+// beside documents that a fleet answer's token counts (price changes).
+func (s *Store) WriteMarks() *writemarks.Marks { return s.marks }
 
 // Versions is the store's version clock, for the rows kept beside documents (market
 // prices, carbon intensities) that a later write must replace whichever process makes it.

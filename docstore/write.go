@@ -91,12 +91,21 @@ func (g *groupCommit) flush(ctx context.Context, insert func(context.Context, []
 	g.leading = false
 }
 
-// insert stores docs as one block.
+// insert stores docs as one block, between the write marks of their scopes.
 func (s *Store) insert(ctx context.Context, docs []Doc) error {
 	base, err := s.versions.Next(ctx, len(docs))
 	if err != nil {
 		return fmt.Errorf("document versions: %w", err)
 	}
+	scopes := make([]kwhouse.Scope, len(docs))
+	for i := range docs {
+		scopes[i] = docs[i].Scope
+	}
+	return s.marks.Around(ctx, scopes, func() error { return s.send(ctx, docs, base) })
+}
+
+// send inserts docs with versions from base on.
+func (s *Store) send(ctx context.Context, docs []Doc, base uint64) error {
 	batch, err := s.db.Insert(ctx, insertStmt)
 	if err != nil {
 		return fmt.Errorf("write documents: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/writemarks"
 )
 
 var insertRecordsStmt = chstore.Register("ingest.insert_records", `INSERT INTO meter_records (account_id, live_mode, location_id, device_id, direction,
@@ -28,6 +29,9 @@ type WriterConfig struct {
 	// that announced themselves with expect have not queued their rows yet, so that busy
 	// moments write fewer, larger blocks. 0 turns it off.
 	MaxHold time.Duration
+	// Marks brackets each flush with the write marks of its scopes (docs/costs.md, "Write
+	// marks"); nil: none.
+	Marks *writemarks.Marks
 }
 
 // Writer stores rows in ClickHouse with group commit: concurrent requests share insert
@@ -196,6 +200,27 @@ func (w *Writer) flush(jobs []*job, buffers *flushBuffers) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	w.flushes.Add(1)
+	return w.cfg.Marks.Around(ctx, scopesOf(parts), func() error { return w.store(ctx, parts, ex, buffers) })
+}
+
+// scopesOf are the scopes of the rows of parts, each once.
+func scopesOf(parts []*Rows) []kwhouse.Scope {
+	var out []kwhouse.Scope
+	seen := map[kwhouse.Scope]bool{}
+	for _, p := range parts {
+		for i, acc := range p.account {
+			s := kwhouse.Scope{AccountID: acc, LiveMode: p.live[i] == 1}
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// store inserts the records of parts, then ex.
+func (w *Writer) store(ctx context.Context, parts []*Rows, ex extras, buffers *flushBuffers) error {
 	for _, b := range buffers.sortedBlock(parts).byPartition(MaxPartitionsPerInsert) {
 		if b.Len() == 0 {
 			continue // a flush of requests whose records all failed: only summaries to store

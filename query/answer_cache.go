@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse"
+	"github.com/kwhouse/kwhouse/writemarks"
 )
 
 // AnswerStore keeps encoded fleet answers for every kwhouse process (Redis). A store that
@@ -26,6 +27,7 @@ type AnswerStore interface {
 // answerCache is the shared fleet answer cache (docs/costs.md, "Answer cache").
 type answerCache struct {
 	store    AnswerStore
+	marks    *writemarks.Marks // nil: every answer served is checked against its token
 	ttl      time.Duration
 	maxBytes int
 	served   atomic.Int64
@@ -38,13 +40,15 @@ const answerStoreTimeout = 5 * time.Second
 
 // UseAnswerCache makes FleetEncoded serve answers from s (nil: none) while the state
 // token they were computed under is the token now, and keep each answer it computes of at
-// most maxBytes there for ttl.
-func (c *Pricer) UseAnswerCache(s AnswerStore, ttl time.Duration, maxBytes int) {
+// most maxBytes there for ttl. With marks (the write marks of every writer of the
+// deployment, on the Redis of s) an answer is served without reading its token while no
+// write of its scope began since (docs/costs.md, "Write marks").
+func (c *Pricer) UseAnswerCache(s AnswerStore, marks *writemarks.Marks, ttl time.Duration, maxBytes int) {
 	if s == nil {
 		c.answers = nil
 		return
 	}
-	c.answers = &answerCache{store: s, ttl: ttl, maxBytes: maxBytes}
+	c.answers = &answerCache{store: s, marks: marks, ttl: ttl, maxBytes: maxBytes}
 }
 
 // AnswerCounts are the fleet answers FleetEncoded served from the answer cache and those
@@ -60,11 +64,14 @@ func (c *Pricer) AnswerCounts() AnswerCounts {
 }
 
 // FleetEncoded answers req as encode writes a FleetCost (format names the encoding): from
-// the answer cache when its entry for the request was computed under the state token
-// there is now, else computed by Fleet and kept in the background while the token is
-// unchanged (keep). The token of a later page by id is its own locations' (servePage), any
-// other answer's the whole scope's, read before anything else, beside the entry. A cache
-// that fails or is off only means computing.
+// the answer cache when its entry for the request was stored with the scope's write epoch
+// there is now and no write of the scope is pending (no ClickHouse statement), or else was
+// computed under the state token there is now; otherwise computed by Fleet and kept in the
+// background while the token is unchanged (keep). The token of a later page by id is its
+// own locations' (servePage), any other answer's the whole scope's. The entry and the
+// epoch are read first, in one Redis round trip: an entry is stored with the epoch read
+// before the token it was computed or confirmed under. A cache that fails or is off only
+// means computing.
 func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req FleetRequest, format string,
 	encode func(FleetCost) ([]byte, error)) ([]byte, error) {
 	req.defaults()
@@ -77,28 +84,60 @@ func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req Flee
 		return body, err
 	}
 	key := answerKey(scope, req, format)
-	if lo, ok := laterPage(req); ok {
-		return c.servePage(ctx, scope, req, key, lo, encode)
-	}
-	var cached []byte
-	var found bool
-	got := make(chan struct{})
-	go func() { defer close(got); cached, found = a.store.Get(ctx, key) }()
-	tok, tokErr := c.readFleetToken(ctx, scope, req)
-	<-got
-	if e, ok := parseEntry(cached); tokErr == nil && found && ok && e.tok == tok {
+	cached, epoch := a.look(ctx, key, scope)
+	if cached.found && epoch != 0 && cached.epoch == epoch {
 		a.served.Add(1)
-		return e.body, nil
+		return cached.body, nil
+	}
+	if lo, ok := laterPage(req); ok {
+		return c.servePage(ctx, scope, req, key, lo, cached, epoch, encode)
+	}
+	tok, tokErr := c.readFleetToken(ctx, scope, req)
+	if cached.found && tokErr == nil && cached.tok == tok {
+		a.served.Add(1)
+		a.confirm(ctx, key, cached, epoch)
+		return cached.body, nil
 	}
 	a.computed.Add(1)
 	_, body, err := c.fleetEncoded(ctx, scope, req, encode)
 	if err != nil || tokErr != nil {
 		return body, err
 	}
-	a.keep(ctx, key, answerEntry{tok: tok, body: body}, func(ctx context.Context) (fleetToken, error) {
+	a.keep(ctx, key, answerEntry{epoch: epoch, tok: tok, body: body}, func(ctx context.Context) (fleetToken, error) {
 		return c.readFleetToken(ctx, scope, req)
 	})
 	return body, nil
+}
+
+// look reads key's entry and scope's write epoch (0: none can vouch for an entry).
+func (a *answerCache) look(ctx context.Context, key string, scope kwhouse.Scope) (answerEntry, writemarks.Epoch) {
+	var b []byte
+	var found bool
+	var epoch writemarks.Epoch
+	if a.marks != nil {
+		b, found, epoch = a.marks.Look(ctx, key, scope)
+	} else {
+		b, found = a.store.Get(ctx, key)
+	}
+	e, ok := parseEntry(b)
+	e.found = found && ok
+	return e, epoch
+}
+
+// confirm stores again, in the background, an entry its token confirmed, with the epoch
+// read before that token: the next request is served without the token.
+func (a *answerCache) confirm(ctx context.Context, key string, e answerEntry, epoch writemarks.Epoch) {
+	if epoch == 0 || epoch == e.epoch {
+		return
+	}
+	e.epoch = epoch
+	a.stores.Add(1)
+	go func() {
+		defer a.stores.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerStoreTimeout)
+		defer cancel()
+		a.store.SetFor(sctx, key, e.bytes(), a.ttl)
+	}()
 }
 
 // laterPage returns the cursor's location of a later page by id of every location of the
@@ -114,21 +153,20 @@ func laterPage(req FleetRequest) (string, bool) {
 }
 
 // servePage answers the later page by id req, whose cursor is at location lo, from its
-// entry when the token of the locations the entry names (its span) is the one it was
-// computed under; else it reads the token of every location from lo on, computes the page,
-// and keeps it under the token of its span, known once it is computed. An entry is read
-// first (its span says which token to read): one read of the span's few locations, not of
-// the whole scope, serves a page.
+// entry cached (read with the epoch) when the token of the locations the entry names (its
+// span) is the one it was computed under; else it reads the token of every location from
+// lo on, computes the page, and keeps it under the token of its span, known once it is
+// computed. The entry is read first (its span says which token to read): one read of the
+// span's few locations, not of the whole scope, serves a page.
 func (c *Pricer) servePage(ctx context.Context, scope kwhouse.Scope, req FleetRequest, key, lo string,
-	encode func(FleetCost) ([]byte, error)) ([]byte, error) {
+	cached answerEntry, epoch writemarks.Epoch, encode func(FleetCost) ([]byte, error)) ([]byte, error) {
 	a := c.answers
-	if cached, found := a.store.Get(ctx, key); found {
-		if e, ok := parseEntry(cached); ok {
-			e.span.lo = lo
-			if tok, err := c.readPageToken(ctx, scope, req, e.span); err == nil && tok == e.tok {
-				a.served.Add(1)
-				return e.body, nil
-			}
+	if cached.found {
+		cached.span.lo = lo
+		if tok, err := c.readPageToken(ctx, scope, req, cached.span); err == nil && tok == cached.tok {
+			a.served.Add(1)
+			a.confirm(ctx, key, cached, epoch)
+			return cached.body, nil
 		}
 	}
 	a.computed.Add(1)
@@ -141,7 +179,7 @@ func (c *Pricer) servePage(ctx context.Context, scope kwhouse.Scope, req FleetRe
 	if out.HasMore {
 		span.hi, span.next = out.Data[len(out.Data)-1].key.group, out.after
 	}
-	a.keep(ctx, key, answerEntry{span: span, tok: toks.tokenOf(span), body: body}, func(ctx context.Context) (fleetToken, error) {
+	a.keep(ctx, key, answerEntry{epoch: epoch, span: span, tok: toks.tokenOf(span), body: body}, func(ctx context.Context) (fleetToken, error) {
 		return c.readPageToken(ctx, scope, req, span)
 	})
 	return body, nil
@@ -158,17 +196,22 @@ func (c *Pricer) fleetEncoded(ctx context.Context, scope kwhouse.Scope, req Flee
 	return out, body, err
 }
 
-// answerEntry is an answer as the cache keeps it: the span of locations a later page by id
-// reads (none for other answers), the token it was computed under and its bytes.
+// answerEntry is an answer as the cache keeps it: the scope's write epoch read before the
+// token it was computed or confirmed under (0: none), the span of locations a later page
+// by id reads (none for other answers), that token and its bytes.
 type answerEntry struct {
-	span pageSpan // lo is the request's
-	tok  fleetToken
-	body []byte
+	found bool // read from the cache (not stored)
+	epoch writemarks.Epoch
+	span  pageSpan // lo is the request's
+	tok   fleetToken
+	body  []byte
 }
 
-// bytes is e as stored: hi and next, each after its length, then the token and the body.
+// bytes is e as stored: the epoch, hi and next, each after its length, then the token and
+// the body.
 func (e answerEntry) bytes() []byte {
-	b := make([]byte, 0, 2*binary.MaxVarintLen64+len(e.span.hi)+len(e.span.next)+8*len(e.tok)+len(e.body))
+	b := make([]byte, 0, 8+2*binary.MaxVarintLen64+len(e.span.hi)+len(e.span.next)+8*len(e.tok)+len(e.body))
+	b = binary.BigEndian.AppendUint64(b, uint64(e.epoch))
 	b = append(binary.AppendUvarint(b, uint64(len(e.span.hi))), e.span.hi...)
 	b = append(binary.AppendUvarint(b, uint64(len(e.span.next))), e.span.next...)
 	return append(append(b, e.tok.bytes()...), e.body...)
@@ -177,6 +220,10 @@ func (e answerEntry) bytes() []byte {
 // parseEntry reads an entry as bytes wrote it.
 func parseEntry(b []byte) (answerEntry, bool) {
 	var e answerEntry
+	if len(b) < 8 {
+		return e, false
+	}
+	e.epoch, b = writemarks.Epoch(binary.BigEndian.Uint64(b)), b[8:]
 	str := func() (string, bool) {
 		n, k := binary.Uvarint(b)
 		if k <= 0 || uint64(len(b)-k) < n {
@@ -233,7 +280,7 @@ func answerKey(scope kwhouse.Scope, req FleetRequest, format string) string {
 
 // answerFormat is bumped when the answer of the same request and data would change
 // without a new build (it never has to be for a release: answerRelease names the build).
-const answerFormat = 1
+const answerFormat = 2
 
 // answerRelease names the build that computes and encodes answers, so that a release never
 // serves another's: its version control revision (and whether the tree was modified) or,

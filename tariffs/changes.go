@@ -61,8 +61,10 @@ func (s *Service) markDates(ctx context.Context, scope kwhouse.Scope, locations 
 	}
 	ver := uint64(s.now().UnixNano())
 	n := len(locations) * len(dates)
-	err := s.db.InsertRows(ctx, insertPriceChangesStmt, n, func(i int) []any {
-		return []any{scope.AccountID, scope.LiveByte(), locations[i/len(dates)], dates[i%len(dates)], uint64(1), ver}
+	err := s.docs.WriteMarks().Around(ctx, []kwhouse.Scope{scope}, func() error {
+		return s.db.InsertRows(ctx, insertPriceChangesStmt, n, func(i int) []any {
+			return []any{scope.AccountID, scope.LiveByte(), locations[i/len(dates)], dates[i%len(dates)], uint64(1), ver}
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("record the price change of %d locations: %w", len(locations), err)

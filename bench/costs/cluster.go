@@ -25,6 +25,11 @@ func emptyBuckets(ctx context.Context, a *app.App, fx *fixture) error {
 		}
 		// The price changes below also make the answer cache miss (its state token counts them).
 	}
+	return marked(ctx, a, fx.scope, func() error { return changeEveryPrice(ctx, a, fx) })
+}
+
+// changeEveryPrice records a price change of every date of every location of fx.
+func changeEveryPrice(ctx context.Context, a *app.App, fx *fixture) error {
 	b, err := a.DB.Insert(ctx, chstore.Tool("INSERT INTO price_changes (account_id, live_mode, location_id, day, n, version) VALUES"))
 	if err != nil {
 		return fmt.Errorf("stale buckets: %w", err)

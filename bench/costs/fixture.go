@@ -228,6 +228,11 @@ func makeReadings(ctx context.Context, a *app.App, fx *fixture) error {
 
 // insertReadings inserts the month from `from` of locations [first, last).
 func insertReadings(ctx context.Context, a *app.App, fx *fixture, first, last int, from time.Time) error {
+	return marked(ctx, a, fx.scope, func() error { return insertMonth(ctx, a, fx, first, last, from) })
+}
+
+// insertMonth is insertReadings' insert.
+func insertMonth(ctx context.Context, a *app.App, fx *fixture, first, last int, from time.Time) error {
 	to := from.AddDate(0, 1, 0)
 	b, err := a.DB.Insert(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id,
 		device_id, direction, tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id,

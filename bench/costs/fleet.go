@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/app"
 	"github.com/kwhouse/kwhouse/bench/benchkit"
 	"github.com/kwhouse/kwhouse/catalog"
@@ -76,6 +77,7 @@ func fleetShapes(ctx context.Context, a *app.App, base, fresh string, fx *fixtur
 		{"fleet all, month by DAY, a second process's first answer (CSV)", 0, "DAY", month, true, false, false, changeSecond, 0, false},
 		{"fleet all, month by DAY, cold (CSV)", 0, "DAY", month, true, false, false, changeCold, 0, false},
 		{"fleet all, month by DAY, every page of the default 1,000 (JSON)", 0, "DAY", month, false, false, false, "", 1000, false},
+		{"fleet all, month by DAY, every page of 10,000 (JSON)", 0, "DAY", month, false, false, false, "", 10000, false},
 		{"fleet all, month by DAY, include_charges (CSV)", 0, "DAY", month, true, false, false, "", 0, true},
 		{"fleet all, year by MONTH, include_charges (CSV)", 0, "MONTH", year, true, false, false, "", 0, true},
 		{"fleet all, year by MONTH, live (CSV)", 0, "MONTH", year, true, false, false, changeLive, 0, false},
@@ -260,11 +262,14 @@ func askFleet(client *http.Client, base string, fx *fixture, s fleetShape, i int
 func writeElsewhere(ctx context.Context, a *app.App, from string, i int) error {
 	t, _ := time.Parse(time.RFC3339, from)
 	t = t.Add(time.Duration(i) * 30 * time.Minute)
-	return a.DB.Exec(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id, device_id, direction,
+	elsewhere := kwhouse.Scope{AccountID: "acc_kwbench_elsewhere"}
+	return marked(ctx, a, elsewhere, func() error {
+		return a.DB.Exec(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id, device_id, direction,
 		tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id, record_reference_id, batch_id, version)
 		SELECT 'acc_kwbench_elsewhere', 0, 'loc_kwbench_elsewhere', '', 'IMPORT', 'IMPORT', toDateTime(?), toDateTime(?),
 			1., 1., '', '', '', toUInt64(?)`),
-		uint32(t.Unix()), uint32(t.Unix()+1800), uint64(time.Now().UnixNano()))
+			uint32(t.Unix()), uint32(t.Unix()+1800), uint64(time.Now().UnixNano()))
+	})
 }
 
 // fleetFloor times the bare sum of the same rows by location and local bucket.

@@ -107,6 +107,11 @@ func unpricedOfDay(ctx context.Context, a *app.App, fx *fixture, day time.Time, 
 
 // writeLagDay writes day's 48 half-hours for every location, loadChunk locations per insert.
 func writeLagDay(ctx context.Context, a *app.App, fx *fixture, day time.Time) error {
+	return marked(ctx, a, fx.scope, func() error { return writeDay(ctx, a, fx, day) })
+}
+
+// writeDay is writeLagDay's inserts.
+func writeDay(ctx context.Context, a *app.App, fx *fixture, day time.Time) error {
 	for first := 0; first < len(fx.locations); first += loadChunk {
 		b, err := a.DB.Insert(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id,
 			device_id, direction, tariff_rate, start_time, end_time, energy_wh, confidence, session_reference_id,

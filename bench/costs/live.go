@@ -46,6 +46,11 @@ func liveBefore(ctx context.Context, a *app.App, fx *fixture, i int) error {
 // resendHalfHour writes the half hour from t of every location again, its energy changed
 // with i, under a new version (one insert per loadChunk locations).
 func resendHalfHour(ctx context.Context, a *app.App, fx *fixture, t time.Time, i int) error {
+	return marked(ctx, a, fx.scope, func() error { return resend(ctx, a, fx, t, i) })
+}
+
+// resend is resendHalfHour's inserts.
+func resend(ctx context.Context, a *app.App, fx *fixture, t time.Time, i int) error {
 	version := uint64(time.Now().UnixNano())
 	for first := 0; first < len(fx.locations); first += loadChunk {
 		b, err := a.DB.Insert(ctx, chstore.Tool(`INSERT INTO meter_records (account_id, live_mode, location_id,
