@@ -124,7 +124,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 			}
 		}
 	}
-	got, stale, err = c.keptAgain(ctx, base, again, need, got, stale)
+	got, stale, err = c.keptAgain(ctx, base, again, got, stale)
 	if err != nil {
 		return err
 	}
@@ -146,19 +146,22 @@ func servedKept(ks []keptPeak, pm peakMonth) bool {
 }
 
 // keptAgain reads the kept peaks of the months again (held by this Pricer under another
-// fingerprint) and adds those served to got, the others to stale.
-func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, need map[string][]charges.TariffMonth,
-	got, stale []peakMonth) ([]peakMonth, []peakMonth, error) {
+// fingerprint) and adds those served to got, the others to stale. It reads those months
+// only, not their locations' others: a live fleet's year re-reads its last month, one
+// partition of demand_peaks, not twelve.
+func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, got, stale []peakMonth) ([]peakMonth, []peakMonth, error) {
 	if len(again) == 0 {
 		return got, stale, nil
 	}
-	locs := make([]string, 0, len(again))
-	for i, pm := range again {
-		if i == 0 || pm.loc != again[i-1].loc {
-			locs = append(locs, pm.loc)
-		}
+	months := make(map[string][]charges.TariffMonth, len(again))
+	for _, pm := range again {
+		months[pm.loc] = append(months[pm.loc], *pm.m)
 	}
-	kept, err := c.keptPeaks(ctx, base, locs, need)
+	locs := make([]string, 0, len(months))
+	for loc := range months {
+		locs = append(locs, loc)
+	}
+	kept, err := c.keptPeaks(ctx, base, locs, months)
 	if err != nil {
 		return nil, nil, err
 	}

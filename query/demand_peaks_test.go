@@ -351,3 +351,36 @@ func TestASecondProcessBillsFromTheKeptDemandPeaksOfTheFirst(t *testing.T) {
 	}
 	check("a process without priced buckets, after both hours", bill(fresh.As(f.auth)), want)
 }
+
+// TestAMonthAnotherProcessKeptAnewIsServedFromItsKeptPeaks: a process holding a home's
+// February and March peaks, after a reading changes March and another process (the one
+// holding the background pricer's lease, say) measures and keeps it anew, serves March
+// from those kept peaks and February from its own: it measures nothing, and bills the new
+// 5 kW peak (15) beside February's 1 kW (3). 1 kWh every hour of 1–5 February and March
+// 2024 (energy 30 each), then a 5 kWh hour on 7 March (energy 1.25 more).
+func TestAMonthAnotherProcessKeptAnewIsServedFromItsKeptPeaks(t *testing.T) {
+	f, loc, reads := newDemandHome(t, nil)
+	f.readings(loc, time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC), 5*24, 1000)
+	bill := func(do func(method, path string, body any) apitest.Response, what string, energy, demand float64) {
+		t.Helper()
+		r := do("POST", "/costs/interval/"+loc+"?aggregation=MONTH&include_charges=true",
+			map[string]any{"start_time": "2024-02-01T00:00:00Z", "end_time": "2024-03-31T23:00:00Z"})
+		var b struct {
+			Charges struct{ Energy, Demand float64 }
+		}
+		r.JSON(t, &b)
+		if r.Status != 200 || !close6(b.Charges.Energy, energy) || !close6(b.Charges.Demand, demand) {
+			t.Fatalf("%s: want energy %v, demand %v; got %d %s", what, energy, demand, r.Status, r.Body)
+		}
+	}
+	bill(f.do, "the first process's first bill", 60, 6)
+	other := apitest.Start(t, apitest.Options{ShareWith: f.api})
+	bill(other.As(f.auth), "the other process's first bill", 60, 6)
+	f.readings(loc, time.Date(2024, 3, 7, 10, 0, 0, 0, time.UTC), 1, 5000)
+	bill(other.As(f.auth), "the other process after a 5 kWh hour on 7 March", 61.25, 18)
+	measured, stored := reads.measured.Load(), reads.stored.Load()
+	bill(f.do, "the first process after the other kept March anew", 61.25, 18)
+	if n, s := reads.measured.Load()-measured, reads.stored.Load()-stored; n != 0 || s != 1 {
+		t.Errorf("the first process after the other kept March anew: %d read(s) of readings, %d of kept peaks; want 0 and 1", n, s)
+	}
+}

@@ -52,6 +52,9 @@ func locationShapes(ctx context.Context, a *app.App, base string, fx *fixture, o
 		}
 		report(s.name, lat, "")
 	}
+	if o.selected("one year, MONTH, include_charges, backfilled") {
+		return backfillShape(ctx, a, base, fx, o.requests)
+	}
 	return nil
 }
 

@@ -73,6 +73,9 @@ func run(o options) error {
 	if err := cleanOnboarded(ctx, a, fx); err != nil {
 		return err
 	}
+	if err := keepHistoryPeaks(ctx, a, fx); err != nil {
+		return err
+	}
 	base, stop, err := benchkit.Serve(ctx, a)
 	if err != nil {
 		return err

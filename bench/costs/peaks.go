@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/kwhouse/kwhouse/app"
+	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/query"
+)
+
+// The fixture's readings are a backfill: a year written at once, long after it ended, so
+// no background pricer pass ever covered its months (a pass covers the last
+// costs.pricer_days days). A location whose readings arrived as they were measured had
+// each month's demand peaks measured and kept by the pass after its last reading
+// (docs/costs.md, "Background pricer"), so a dashboard's first answer with charges finds
+// them kept. keepHistoryPeaks leaves the fixture so; backfillShape times the other case.
+
+// historyPricerDays is a pass's window over the fixture's whole year (the most
+// costs.pricer_days allows).
+const historyPricerDays = 366
+
+// keepHistoryPeaks runs, once per fixture, the background pricer a live fleet would have
+// run through 2024: one pass over the whole year, which keeps every month's demand peaks
+// (and prices what is not priced yet). It is skipped when every location's 12 months are
+// kept already.
+func keepHistoryPeaks(ctx context.Context, a *app.App, fx *fixture) error {
+	var kept uint64
+	err := a.DB.QueryRow(ctx, chstore.Tool(`SELECT uniqExact(location_id, month_start) FROM demand_peaks
+		WHERE account_id = ? AND live_mode = 0 AND month_start >= toDateTime('2023-12-31 00:00:00')
+			AND month_start < toDateTime('2025-01-01 00:00:00') AND substring(tariff_key, 1, 2) = 'r:'`),
+		fx.scope.AccountID).Scan(&kept)
+	if err != nil || kept >= uint64(12*len(fx.locations)) {
+		return err
+	}
+	t0 := time.Now()
+	clock := func() time.Time { return time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC) }
+	p := query.NewPricer(a.DB, a.Tariffs, a.Catalog, a.Carbon, clock)
+	p.UsePricedBuckets(true, nil)
+	if err := query.NewBucketPricer(p, a.Cache, a.Log, time.Minute, historyPricerDays).Pass(ctx); err != nil {
+		return fmt.Errorf("the pricer's pass over the fixture's year: %w", err)
+	}
+	fmt.Printf("kept the fixture's demand peaks as a background pricer would have (%d of %d months were): %.0f s\n",
+		kept, 12*len(fx.locations), time.Since(t0).Seconds())
+	return nil
+}
+
+// backfillShape times one time-of-use location's first year by MONTH with charges whose
+// history was backfilled: no pass kept its peaks, so the answer measures all 12 months
+// from the readings. Before each request a location this process has not asked about has
+// its kept peaks made stale (a later version under a fingerprint that is not the current
+// one), which the answer reads as it would find no kept peaks, and measures. Its buckets
+// stay priced: against the same answer without charges, the ratio counts the measuring
+// alone (a real backfill's first answer prices its buckets too).
+func backfillShape(ctx context.Context, a *app.App, base string, fx *fixture, n int) error {
+	const name = "one year, MONTH, include_charges, backfilled (peaks measured), " + kindTOU
+	locs := unasked(fx.ofKind(kindTOU), n)
+	if len(locs) < n+5 {
+		return fmt.Errorf("%s: %d locations not asked by the other shapes, want %d", name, len(locs), n+5)
+	}
+	year := [2]string{"2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"}
+	lat := make([]time.Duration, 0, n)
+	for i, loc := range locs[:n+5] {
+		if err := stalePeaks(ctx, a, fx, loc); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		t0 := time.Now()
+		if err := askInterval(base, fx, loc, "?aggregation=MONTH&include_charges=true", year); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if i >= 5 { // as measure: the first few warm caches
+			lat = append(lat, time.Since(t0))
+		}
+	}
+	report(name, lat, "")
+	return nil
+}
+
+// unasked is the locations of locs that measure's random picks of n requests leave out.
+func unasked(locs []string, n int) []string {
+	rng := rand.New(rand.NewSource(1)) // measure's
+	asked := map[string]bool{}
+	for i := 0; i < n+5; i++ {
+		asked[locs[rng.Intn(len(locs))]] = true
+	}
+	out := slices.DeleteFunc(slices.Clone(locs), func(l string) bool { return asked[l] })
+	slices.Reverse(out)
+	return out
+}
+
+// stalePeaks writes a later version of every kept month of loc whose fingerprint is not
+// the current one (one more than the kept): ReplacingMergeTree serves it, and the answer
+// measures those months again (and keeps them anew, a later version still).
+func stalePeaks(ctx context.Context, a *app.App, fx *fixture, loc string) error {
+	return a.DB.Exec(ctx, chstore.Tool(`INSERT INTO demand_peaks (account_id, live_mode, location_id, direction, month_start,
+			tariff_key, peaks, readings_seen, version)
+		SELECT account_id, live_mode, location_id, direction, month_start, tariff_key, argMax(peaks, version),
+			argMax(readings_seen, version) + 1, toUInt64(?)
+		FROM demand_peaks WHERE account_id = ? AND live_mode = 0 AND location_id = ?
+		GROUP BY account_id, live_mode, location_id, direction, month_start, tariff_key`),
+		uint64(time.Now().UnixNano()), fx.scope.AccountID, loc)
+}
+
+// askInterval asks POST /costs/interval of loc over window and checks the answer.
+func askInterval(base string, fx *fixture, loc, query string, window [2]string) error {
+	body, _ := json.Marshal(map[string]string{"start_time": window[0], "end_time": window[1]})
+	req, _ := http.NewRequest("POST", base+"/costs/interval/"+loc+query, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+fx.key)
+	res, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	var out struct {
+		Charges *struct{ Demand float64 } `json:"charges"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != 200 || out.Charges == nil || out.Charges.Demand == 0 {
+		return fmt.Errorf("status %d, charges %v (%v)", res.StatusCode, out.Charges, err)
+	}
+	return nil
+}
