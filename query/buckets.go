@@ -234,6 +234,8 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 		return nil, err
 	}
 	c.buckets.priced.Add(int64(len(priced)))
+	// The write-back reads priced after the answer; the answer's sums are a copy (callers
+	// sort theirs in place).
 	c.keepBuckets(ctx, scope, daily, b, zone, run, dayFrom, dayTo, states, staleFrom, priced)
 	return append(out, priced...), nil
 }
