@@ -26,8 +26,12 @@ func (c *Pricer) keepBuckets(ctx context.Context, scope kwhouse.Scope, daily Fle
 	})
 }
 
-// writeBackTimeout bounds one write-back of priced buckets, which no request waits for.
-const writeBackTimeout = time.Minute
+// writeBackTimeout bounds one write-back of priced buckets, which no request waits for;
+// writeBackWait bounds how long the scope's next answer waits for it (Fleet).
+const (
+	writeBackTimeout = time.Minute
+	writeBackWait    = 5 * time.Second
+)
 
 // writeBacks are the priced buckets a Pricer is writing back. An answer does not wait for
 // its own: its rows never depend on them, and a write that fails or is lost costs a later
