@@ -10,14 +10,16 @@ import (
 // background pricer's lag on /metrics (docs/costs.md, "Priced buckets", "Answer cache").
 func registerBucketMetrics(reg *prometheus.Registry, p *query.Pricer, bp *query.BucketPricer) {
 	counts := map[string]func(query.BucketCounts) int64{
-		"served":      func(c query.BucketCounts) int64 { return c.Served },
-		"priced":      func(c query.BucketCounts) int64 { return c.Priced },
-		"invalidated": func(c query.BucketCounts) int64 { return c.Invalidated },
+		"served":        func(c query.BucketCounts) int64 { return c.Served },
+		"priced":        func(c query.BucketCounts) int64 { return c.Priced },
+		"invalidated":   func(c query.BucketCounts) int64 { return c.Invalidated },
+		"writes_failed": func(c query.BucketCounts) int64 { return c.WritesFailed },
 	}
 	help := map[string]string{
-		"served":      "Priced fleet buckets served as stored (their records and prices unchanged).",
-		"priced":      "Fleet day buckets priced and written back (stale, or never priced).",
-		"invalidated": "Stored fleet buckets found stale (a reading or price they depend on changed).",
+		"served":        "Priced fleet buckets served as stored (their records and prices unchanged).",
+		"priced":        "Fleet day buckets priced and written back (stale, or never priced).",
+		"invalidated":   "Stored fleet buckets found stale (a reading or price they depend on changed).",
+		"writes_failed": "Write-backs of priced buckets that failed after their answer was sent (their days are priced again later).",
 	}
 	for name, get := range counts {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kwhouse_fleet_buckets_" + name + "_total",

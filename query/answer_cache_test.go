@@ -30,6 +30,7 @@ func (f *bucketFleet) cachedFleet(t *testing.T) (map[string]bucketRow, bool) {
 	query.WaitAnswerStores(p)
 	before := p.AnswerCounts().Served
 	rows, _ := f.fleet(f.do)
+	defer query.WaitAnswerStores(p) // what it runs after the answer is sent is its own
 	return rows, p.AnswerCounts().Served > before
 }
 
@@ -240,6 +241,7 @@ func (w *pagedWalk) ask(t *testing.T, i int) (fleetPage[bucketRow], bool) {
 		body["starting_after"] = w.cursors[i]
 	}
 	page := askPage[bucketRow](w.f, body)
+	defer query.WaitAnswerStores(p) // what it runs after the answer is sent is its own
 	return page, p.AnswerCounts().Served > before
 }
 

@@ -167,7 +167,7 @@ func (b *BucketPricer) priceKind(ctx context.Context, scope kwhouse.Scope, dir, 
 	if _, err := b.pricer.Fleet(ctx, scope, req); err != nil {
 		return fmt.Errorf("keep the months priced again: %w", err)
 	}
-	return nil
+	return b.pricer.WaitBucketWrites(ctx, scope) // the pass is complete once its buckets are written
 }
 
 // recentKinds returns the "direction grouping" pairs (IMPORT location, EXPORT device, …)

@@ -187,7 +187,7 @@ func (c *Pricer) storedBuckets(ctx context.Context, args []any, about int) ([]st
 		return nil, fmt.Errorf("priced buckets: %w", err)
 	}
 	defer rows.Close()
-	out := make([]storedBucket, 0, about)
+	var out []storedBucket // room made at the first row: a cold answer reads none
 	// One row scanned into, and its destinations, for every row: a value per row would
 	// escape to the heap, as would the destinations' slice.
 	var b storedBucket
@@ -200,6 +200,9 @@ func (c *Pricer) storedBuckets(ctx context.Context, args []any, about int) ([]st
 			return nil, fmt.Errorf("scan priced bucket: %w", err)
 		}
 		s.Day, s.Stored, b.day = dateOf(d), 1, d
+		if out == nil {
+			out = make([]storedBucket, 0, about)
+		}
 		out = append(out, b)
 	}
 	return out, rows.Err()

@@ -42,11 +42,13 @@ func (v clockVersions) Next(context.Context, int) (uint64, error) {
 type bucketStore struct {
 	versions                    Versions
 	served, priced, invalidated atomic.Int64
-	peaks                       peakMemo // demand_memo.go
+	writes                      writeBacks // buckets_write.go
+	peaks                       peakMemo   // demand_memo.go
 }
 
-// BucketCounts are the priced buckets a Pricer served, priced and found stale.
-type BucketCounts struct{ Served, Priced, Invalidated int64 }
+// BucketCounts are the priced buckets a Pricer served, priced and found stale, and its
+// write-backs that failed (each costs a later answer the pricing of its buckets).
+type BucketCounts struct{ Served, Priced, Invalidated, WritesFailed int64 }
 
 // UsePricedBuckets turns priced buckets on or off; versions number the buckets written
 // (nil: the wall clock). It is called once, before the Pricer serves.
@@ -66,7 +68,7 @@ func (c *Pricer) BucketCounts() BucketCounts {
 		return BucketCounts{}
 	}
 	return BucketCounts{Served: c.buckets.served.Load(), Priced: c.buckets.priced.Load(),
-		Invalidated: c.buckets.invalidated.Load()}
+		Invalidated: c.buckets.invalidated.Load(), WritesFailed: c.buckets.writes.failed.Load()}
 }
 
 // localMidnight is the start of t's local day (ClickHouse's toStartOfDay in t's zone).
@@ -232,9 +234,9 @@ func (c *Pricer) keptDays(ctx context.Context, scope kwhouse.Scope, daily FleetR
 		return nil, err
 	}
 	c.buckets.priced.Add(int64(len(priced)))
-	if err := c.keepBuckets(ctx, scope, daily, b, zone, run, dayFrom, dayTo, states, staleFrom, priced); err != nil {
-		return nil, err
-	}
+	// The write-back reads priced after the answer; the answer's sums are a copy (callers
+	// sort theirs in place).
+	c.keepBuckets(ctx, scope, daily, b, zone, run, dayFrom, dayTo, states, staleFrom, priced)
 	return append(out, priced...), nil
 }
 

@@ -120,6 +120,10 @@ func priceEveryPath(t *testing.T, g *generator, coster, cached, second *query.Pr
 			if err != nil {
 				t.Fatalf("%s %s: %v", path, fleetAgg, err)
 			}
+			// Buckets are written back after the answer: the other process reads them once written.
+			if err := p.c.WaitBucketWrites(ctx, scope); err != nil {
+				t.Fatal(err)
+			}
 			rows[path] = map[string][]query.FleetRow{}
 			for _, r := range fleet.Data {
 				rows[path][r.LocationID] = append(rows[path][r.LocationID], r)

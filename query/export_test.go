@@ -1,6 +1,11 @@
 package query
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/kwhouse/kwhouse"
+)
 
 // JoinOnly returns a Pricer like c that prices every window through the JOIN of fleet.sql,
 // the path tiered tariffs and long market windows take.
@@ -48,9 +53,13 @@ func WithBuckets(c *Pricer) *Pricer {
 	return &d
 }
 
-// WaitAnswerStores waits for the answers c is storing in its answer cache.
+// WaitAnswerStores waits for the answers c is storing in its answer cache and the priced
+// buckets it is writing back: what its answers do after they are sent.
 func WaitAnswerStores(c *Pricer) {
 	if c.answers != nil {
 		c.answers.stores.Wait()
+	}
+	if c.buckets != nil {
+		_ = c.buckets.writes.wait(context.Background(), kwhouse.Scope{}, true)
 	}
 }

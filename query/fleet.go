@@ -177,12 +177,20 @@ func (c *Pricer) Fleet(ctx context.Context, scope kwhouse.Scope, req FleetReques
 	out := FleetCost{Object: "fleet_cost", LiveMode: scope.LiveMode, Direction: req.Direction, Aggregation: req.Aggregation,
 		GroupBy: req.GroupBy, StartTime: catalog.Timestamp(req.Start), EndTime: catalog.Timestamp(req.End),
 		Data: []FleetRow{}, Skipped: FleetSkipped{Data: []SkippedItem{}}, AccountID: scope.AccountID}
-	// The locations and the scope's tariffs are read side by side.
+	// The locations and the scope's tariffs are read side by side, while the buckets this
+	// process's earlier answers priced are written back (they are then read, not priced
+	// again; a write-back slower than writeBackWait is not waited for: its days are priced).
 	var locs map[string]catalog.Location
 	var all tariffs.FleetTariffs
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { locs, err = c.fleetLocations(gctx, scope, req); return err })
 	g.Go(func() (err error) { all, err = c.tariffs.OfFleet(gctx, scope); return err })
+	g.Go(func() error {
+		wctx, cancel := context.WithTimeout(gctx, writeBackWait)
+		defer cancel()
+		_ = c.WaitBucketWrites(wctx, scope)
+		return nil
+	})
 	if err := g.Wait(); err != nil {
 		return FleetCost{}, err
 	}
