@@ -131,13 +131,7 @@ func (a *answerCache) confirm(ctx context.Context, key string, e answerEntry, ep
 		return
 	}
 	e.epoch = epoch
-	a.stores.Add(1)
-	go func() {
-		defer a.stores.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerStoreTimeout)
-		defer cancel()
-		a.store.SetFor(sctx, key, e.bytes(), a.ttl)
-	}()
+	a.keep(ctx, key, e, nil)
 }
 
 // laterPage returns the cursor's location of a later page by id of every location of the
@@ -250,7 +244,8 @@ func parseEntry(b []byte) (answerEntry, bool) {
 // read again (again) once the answer was computed is still e.tok. On one server that
 // drops only entries that would never be served (the counts only grow); on a cluster it
 // drops an answer whose reads moved to a replica that lacked a write e.tok counts
-// (docs/costs.md, "Answer cache"). The read runs after the answer is sent.
+// (docs/costs.md, "Answer cache"). The read runs after the answer is sent. Without again
+// (an entry its token just confirmed) e is stored as it is.
 func (a *answerCache) keep(ctx context.Context, key string, e answerEntry, again func(context.Context) (fleetToken, error)) {
 	if len(e.body) > a.maxBytes {
 		return
@@ -260,8 +255,10 @@ func (a *answerCache) keep(ctx context.Context, key string, e answerEntry, again
 		defer a.stores.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerStoreTimeout)
 		defer cancel()
-		if tok, err := again(sctx); err != nil || tok != e.tok {
-			return
+		if again != nil {
+			if tok, err := again(sctx); err != nil || tok != e.tok {
+				return
+			}
 		}
 		a.store.SetFor(sctx, key, e.bytes(), a.ttl)
 	}()

@@ -71,15 +71,24 @@ func (w *writeBacks) start(ctx context.Context, scope kwhouse.Scope, write func(
 	}()
 }
 
-// wait waits for the write-backs of scope started before it is called (of every scope
-// when all).
-func (w *writeBacks) wait(ctx context.Context, scope kwhouse.Scope, all bool) error {
+// wait waits for the write-backs of scope started before it is called.
+func (w *writeBacks) wait(ctx context.Context, scope kwhouse.Scope) error {
 	w.mu.Lock()
 	pending := slices.Clone(w.pending[scope])
-	if all {
-		pending = slices.Concat(slices.Collect(maps.Values(w.pending))...)
-	}
 	w.mu.Unlock()
+	return waitFor(ctx, pending)
+}
+
+// waitAll waits for the write-backs of every scope started before it is called.
+func (w *writeBacks) waitAll(ctx context.Context) error {
+	w.mu.Lock()
+	pending := slices.Concat(slices.Collect(maps.Values(w.pending))...)
+	w.mu.Unlock()
+	return waitFor(ctx, pending)
+}
+
+// waitFor waits until every channel of pending is closed or ctx ends.
+func waitFor(ctx context.Context, pending []chan struct{}) error {
 	for _, done := range pending {
 		select {
 		case <-done:
@@ -96,7 +105,7 @@ func (c *Pricer) WaitBucketWrites(ctx context.Context, scope kwhouse.Scope) erro
 	if c.buckets == nil {
 		return nil
 	}
-	return c.buckets.writes.wait(ctx, scope, false)
+	return c.buckets.writes.wait(ctx, scope)
 }
 
 // bucketRows are the buckets keepBuckets writes: each priced day under its counts, and an

@@ -154,12 +154,12 @@ func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, g
 		return got, stale, nil
 	}
 	months := make(map[string][]charges.TariffMonth, len(again))
-	for _, pm := range again {
+	locs := make([]string, 0, len(again))
+	for i, pm := range again {
+		if i == 0 || pm.loc != again[i-1].loc {
+			locs = append(locs, pm.loc)
+		}
 		months[pm.loc] = append(months[pm.loc], *pm.m)
-	}
-	locs := make([]string, 0, len(months))
-	for loc := range months {
-		locs = append(locs, loc)
 	}
 	kept, err := c.keptPeaks(ctx, base, locs, months)
 	if err != nil {

@@ -3,8 +3,6 @@ package query
 import (
 	"context"
 	"time"
-
-	"github.com/kwhouse/kwhouse"
 )
 
 // JoinOnly returns a Pricer like c that prices every window through the JOIN of fleet.sql,
@@ -60,6 +58,6 @@ func WaitAnswerStores(c *Pricer) {
 		c.answers.stores.Wait()
 	}
 	if c.buckets != nil {
-		_ = c.buckets.writes.wait(context.Background(), kwhouse.Scope{}, true)
+		_ = c.buckets.writes.waitAll(context.Background())
 	}
 }
