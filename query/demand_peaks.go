@@ -30,7 +30,7 @@ var (
 
 // reachOf is the key of m's reach among month prints: the location's location-level
 // records (no device) and the day number of the month's first local date. A month's peaks
-// are measured from the readings starting in [its start − demandLookback, its end): UTC
+// are measured from the readings starting in [its start − charges.DemandLookback, its end): UTC
 // dates from 2 days before its first local date (a zone up to 14 hours ahead) to the day
 // after its last (12 hours behind), all inside the reach, so a reading that can change
 // the peaks changes the fingerprint.
@@ -374,7 +374,7 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 			var lo, hi time.Time
 			for _, id := range chunk {
 				for _, m := range need[id] {
-					if s := m.Month.Start.Add(-demandLookback * time.Second); lo.IsZero() || s.Before(lo) {
+					if s := m.Month.Start.Add(-charges.DemandLookback); lo.IsZero() || s.Before(lo) {
 						lo = s
 					}
 					if m.Month.End.After(hi) {
