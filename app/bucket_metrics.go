@@ -19,7 +19,7 @@ func registerBucketMetrics(reg *prometheus.Registry, p *query.Pricer, bp *query.
 		"served":        "Priced fleet buckets served as stored (their records and prices unchanged).",
 		"priced":        "Fleet day buckets priced and written back (stale, or never priced).",
 		"invalidated":   "Stored fleet buckets found stale (a reading or price they depend on changed).",
-		"writes_failed": "Write-backs of priced buckets that failed after their answer was sent (their days are priced again later).",
+		"writes_failed": "Write-backs of priced buckets or measured demand peaks that failed after their answer was sent (priced or measured again later).",
 	}
 	for name, get := range counts {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kwhouse_fleet_buckets_" + name + "_total",

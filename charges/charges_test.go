@@ -63,6 +63,26 @@ func TestIntervalEnergyLocalClock(t *testing.T) {
 	near(t, "00:30 UTC", got[time.Date(2024, 1, 1, 0, 30, 0, 0, utc).Unix()], 500)
 }
 
+// A month's demand counts the part inside it of readings starting up to a day before it
+// (DemandLookback), as the readings read to measure it are (docs/costs.md, "Bill
+// charges"), whatever else the readings given hold. 2 kWh over 31 March 23:30–1 April
+// 00:30 UTC is 2 kW in April's first two quarters; 96 kWh over two days is 2 kW in every
+// quarter, and adds to them (4 kW) only when it starts at most a day before April.
+func TestMonthPeaksCountReadingsStartingUpToADayBefore(t *testing.T) {
+	utc := time.UTC
+	april := Bucket{time.Date(2024, 4, 1, 0, 0, 0, 0, utc), time.Date(2024, 5, 1, 0, 0, 0, 0, utc)}
+	tr := &Tariff{Zone: utc, From: april.Start.AddDate(-1, 0, 0), To: april.End.AddDate(1, 0, 0),
+		Demand: []Demand{{Covers: always, RatePerKW: 1, Interval: 15 * time.Minute}}}
+	straddling := Reading{time.Date(2024, 3, 31, 23, 30, 0, 0, utc), time.Date(2024, 4, 1, 0, 30, 0, 0, utc), 2000}
+	for _, c := range []struct {
+		start time.Time
+		peak  float64
+	}{{time.Date(2024, 3, 30, 0, 30, 0, 0, utc), 2}, {time.Date(2024, 3, 31, 0, 0, 0, 0, utc), 4}} {
+		long := Reading{c.start, c.start.Add(48 * time.Hour), 96000}
+		near(t, "April's peak with two days of readings from "+c.start.Format(time.DateTime), MonthPeaks(tr, april, []Reading{long, straddling})[0], c.peak)
+	}
+}
+
 // A US demand charge: on-peak weekdays 12:00–18:00 at 12/kW and all hours at 5/kW, in
 // June 2024 (Chicago), over hourly readings.
 func TestDemandOnPeakAndAllHours(t *testing.T) {

@@ -6,14 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/testkit/apitest"
 )
 
 // keptPeaks are the latest kept demand peaks of a location by local month start, and how
-// many rows (versions) demand_peaks holds for it.
+// many rows (versions) demand_peaks holds for it, once the process has written back what
+// its answers measured (after they were sent).
 func (e *costEnv) keptPeaks() (map[string][]float64, uint64) {
 	e.t.Helper()
+	if err := e.api.App.Pricer.WaitBucketWrites(context.Background(), kwhouse.Scope{AccountID: e.acc.ID}); err != nil {
+		e.t.Fatal(err)
+	}
 	rows, err := e.api.App.DB.Query(context.Background(), chstore.Tool(`SELECT toString(month_start), argMax(peaks, version), count()
 		FROM demand_peaks WHERE location_id = ? GROUP BY month_start`), e.loc)
 	if err != nil {

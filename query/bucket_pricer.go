@@ -113,8 +113,8 @@ func (b *BucketPricer) recentScopes(ctx context.Context, from time.Time) ([]kwho
 }
 
 // priceScope asks the scope's fleet of [w0, w1) in every direction and grouping it has
-// readings of there, and keeps the demand peaks of those directions' months, holding the
-// scope's lease. A direction without readings in the window has only empty buckets there
+// readings of there, and keeps the demand peaks of those directions' months (written once
+// it returns), holding the scope's lease. A direction without readings in the window has only empty buckets there
 // (a tiered location's import readings make its export buckets stale too: its tier
 // counters count both), so it is left to the read path, which prices it if ever asked.
 func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, w1 time.Time) error {
@@ -144,7 +144,7 @@ func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, 
 			return fmt.Errorf("%s demand peaks: %w", dir, err)
 		}
 	}
-	return nil
+	return b.pricer.WaitBucketWrites(ctx, scope) // the pass is complete once the peaks it measured are kept
 }
 
 // priceKind asks the fleet of one direction and grouping over [w0, w1), which prices its

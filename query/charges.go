@@ -28,9 +28,6 @@ func chargesOf(t charges.Totals) Charges {
 		Tax: Amount(t.Tax), Total: Amount(t.Total)}
 }
 
-// demandLookback is how long before a month the readings straddling its start may begin.
-const demandLookback = 86400
-
 var demandReadingsStmt = chstore.Register("query.demand_readings", "cost_demand.sql: the readings of whole local months, for demand charges")
 
 // checkCharges refuses include_charges for a device: charges belong to a location's bill.

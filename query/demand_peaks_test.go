@@ -332,6 +332,7 @@ func TestASecondProcessBillsFromTheKeptDemandPeaksOfTheFirst(t *testing.T) {
 	f.readings(a, time.Date(2024, 3, 7, 10, 0, 0, 0, time.UTC), 1, 5000)
 	want := map[string][2]float64{a: {31.25, 15}, b: {30, 3}}
 	check("the first process after a 5 kWh hour at the first home", bill(f.do), want)
+	query.WaitAnswerStores(f.api.App.Pricer) // the peaks it measured are kept after its answer
 
 	fresh := apitest.Start(t, apitest.Options{ShareWith: f.api, Configure: func(c *config.Config) { c.Costs.PricedBuckets = false }})
 	check("a process without priced buckets", bill(fresh.As(f.auth)), want)
@@ -374,10 +375,12 @@ func TestAMonthAnotherProcessKeptAnewIsServedFromItsKeptPeaks(t *testing.T) {
 		}
 	}
 	bill(f.do, "the first process's first bill", 60, 6)
+	query.WaitAnswerStores(f.api.App.Pricer) // the peaks a process measured are kept after its answer
 	other := apitest.Start(t, apitest.Options{ShareWith: f.api})
 	bill(other.As(f.auth), "the other process's first bill", 60, 6)
 	f.readings(loc, time.Date(2024, 3, 7, 10, 0, 0, 0, time.UTC), 1, 5000)
 	bill(other.As(f.auth), "the other process after a 5 kWh hour on 7 March", 61.25, 18)
+	query.WaitAnswerStores(other.App.Pricer)
 	measured, stored := reads.measured.Load(), reads.stored.Load()
 	bill(f.do, "the first process after the other kept March anew", 61.25, 18)
 	if n, s := reads.measured.Load()-measured, reads.stored.Load()-stored; n != 0 || s != 1 {
