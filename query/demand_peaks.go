@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -352,41 +353,19 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (
 	return out, rows.Err()
 }
 
-// demandChunk bounds the locations whose months of readings one query reads and Go holds
-// at once (a location's year of half-hourly readings is about 1 MB in Go).
-const demandChunk = 100
-
 // measurePeaks measures the peaks of the months in need from their readings
-// (TariffMonth.Peaks): demandChunk locations a query, fleetParallel queries at once.
+// (TariffMonth.Peaks): a query per demandChunk location-months of one reading window,
+// fleetParallel queries at once.
 func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]*charges.TariffMonth) error {
-	ids := make([]string, 0, len(need))
-	for id, ms := range need {
-		if len(ms) > 0 {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
-	for from := 0; from < len(ids); from += demandChunk {
-		chunk := ids[from:min(from+demandChunk, len(ids))]
+	for _, ch := range demandChunks(need) {
 		g.Go(func() error {
-			var lo, hi time.Time
-			for _, id := range chunk {
-				for _, m := range need[id] {
-					if s := m.Month.Start.Add(-charges.DemandLookback); lo.IsZero() || s.Before(lo) {
-						lo = s
-					}
-					if m.Month.End.After(hi) {
-						hi = m.Month.End
-					}
-				}
-			}
-			readings, err := c.demandReadings(gctx, scope, chunk, dir, lo, hi)
+			readings, err := c.demandReadings(gctx, scope, ch.ids, dir, ch.lo, ch.hi)
 			if err != nil {
 				return err
 			}
-			for _, id := range chunk {
+			for _, id := range ch.ids {
 				for _, m := range need[id] {
 					m.Peaks = charges.MonthPeaks(m.Tariff, m.Month, readings[id])
 				}
@@ -395,6 +374,60 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 		})
 	}
 	return g.Wait()
+}
+
+// demandChunk is a run of locations whose months are measured by one query, from the
+// readings starting in [lo, hi).
+type demandChunk struct {
+	ids    []string
+	lo, hi time.Time
+}
+
+// demandChunkMonths bounds the location-months of readings one query reads and Go holds
+// at once (a location's month of half-hourly readings is about 90 KB in Go): 100
+// locations' years, or 1,200 locations' month. A pricer pass after a day of readings
+// measures one month of every location: 10,000 locations are 9 statements, not 100 (each
+// reads at least a granule per location, and waits at background priority while
+// dashboards' queries run).
+const demandChunkMonths = 1200
+
+// demandChunks cuts the locations of need with months into chunks of one reading window
+// each (the window of their months, sorted by it, then by id) and at most
+// demandChunkMonths months (a location with more is a chunk of its own): a location whose
+// year is measured never widens the window of those whose last month is.
+func demandChunks(need map[string][]*charges.TariffMonth) []demandChunk {
+	var all []demandChunk
+	for id, ms := range need {
+		if len(ms) == 0 {
+			continue
+		}
+		ch := demandChunk{ids: []string{id}}
+		for _, m := range ms {
+			if s := m.Month.Start.Add(-charges.DemandLookback); ch.lo.IsZero() || s.Before(ch.lo) {
+				ch.lo = s
+			}
+			if m.Month.End.After(ch.hi) {
+				ch.hi = m.Month.End
+			}
+		}
+		all = append(all, ch)
+	}
+	slices.SortFunc(all, func(a, b demandChunk) int {
+		return cmp.Or(a.lo.Compare(b.lo), a.hi.Compare(b.hi), strings.Compare(a.ids[0], b.ids[0]))
+	})
+	var out []demandChunk
+	months := 0
+	for _, ch := range all {
+		n := len(need[ch.ids[0]])
+		last := len(out) - 1
+		if last >= 0 && out[last].lo.Equal(ch.lo) && out[last].hi.Equal(ch.hi) && months+n <= demandChunkMonths {
+			out[last].ids = append(out[last].ids, ch.ids[0])
+			months += n
+			continue
+		}
+		out, months = append(out, ch), n
+	}
+	return out
 }
 
 // keptRow is a measured month's row of demand_peaks, copied from the answer's months

@@ -1,0 +1,57 @@
+package query
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kwhouse/kwhouse/charges"
+)
+
+// months is n local months of London from first on, as a location's stale months.
+func months(first time.Month, n int) []*charges.TariffMonth {
+	london, _ := time.LoadLocation("Europe/London")
+	var out []*charges.TariffMonth
+	for i := 0; i < n; i++ {
+		start := time.Date(2024, first+time.Month(i), 1, 0, 0, 0, 0, london)
+		out = append(out, &charges.TariffMonth{Month: charges.Bucket{Start: start, End: start.AddDate(0, 1, 0)}})
+	}
+	return out
+}
+
+// TestDemandChunksKeepEachWindowToItsLocations: a pass's last month of 2,500 locations is
+// measured in three queries over that month (and its day of lookback) only, and one
+// location's year, stale as well, in a query of its own over the year: it never widens
+// the window the others' readings are read over.
+func TestDemandChunksKeepEachWindowToItsLocations(t *testing.T) {
+	need := map[string][]*charges.TariffMonth{"loc_year": months(time.January, 12), "loc_none": nil}
+	for i := 0; i < 2500; i++ {
+		need[fmt.Sprintf("loc_%04d", i)] = months(time.December, 1)
+	}
+	got := demandChunks(need)
+	if len(got) != 4 {
+		t.Fatalf("%d chunks, want 4 (the year, then 1,200 + 1,200 + 100 Decembers)", len(got))
+	}
+	year, dec := got[0], got[1:]
+	jan := need["loc_year"][0].Month.Start
+	if len(year.ids) != 1 || year.ids[0] != "loc_year" || !year.lo.Equal(jan.Add(-24*time.Hour)) ||
+		!year.hi.Equal(need["loc_year"][11].Month.End) {
+		t.Errorf("first chunk %v [%v, %v), want loc_year over its year and the lookback before", year.ids, year.lo, year.hi)
+	}
+	seen := 0
+	for i, ch := range dec {
+		if want := []int{1200, 1200, 100}[i]; len(ch.ids) != want {
+			t.Errorf("December chunk %d holds %d locations, want %d", i, len(ch.ids), want)
+		}
+		m := need[ch.ids[0]][0].Month
+		if !ch.lo.Equal(m.Start.Add(-24*time.Hour)) || !ch.hi.Equal(m.End) {
+			t.Errorf("December chunk %d reads [%v, %v), want December and a day before", i, ch.lo, ch.hi)
+		}
+		for j, id := range ch.ids {
+			if want := fmt.Sprintf("loc_%04d", seen+j); id != want {
+				t.Fatalf("December chunk %d location %d is %s, want %s (in order)", i, j, id, want)
+			}
+		}
+		seen += len(ch.ids)
+	}
+}
