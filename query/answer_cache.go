@@ -292,9 +292,12 @@ func answerKey(scope kwhouse.Scope, req FleetRequest, format string) string {
 	return "fleet-answer:" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
-// answerFormat is bumped when the answer of the same request and data would change
-// without a new build (it never has to be for a release: answerRelease names the build).
-const answerFormat = 2
+// answerFormat is bumped when the answer of the same request and data, or the layout of
+// its entry, would change without a new build (it never has to be for a release:
+// answerRelease names the build), and when the entry's layout changes: a build without
+// version control information shares its module version with the builds before it.
+// 3: the entry holds the answer's gzip stream.
+const answerFormat = 3
 
 // answerRelease names the build that computes and encodes answers, so that a release never
 // serves another's: its version control revision (and whether the tree was modified) or,
