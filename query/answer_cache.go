@@ -292,11 +292,10 @@ func answerKey(scope kwhouse.Scope, req FleetRequest, format string) string {
 	return "fleet-answer:" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
-// answerFormat is bumped when the answer of the same request and data, or the layout of
-// its entry, would change without a new build (it never has to be for a release:
-// answerRelease names the build), and when the entry's layout changes: a build without
-// version control information shares its module version with the builds before it.
-// 3: the entry holds the answer's gzip stream.
+// answerFormat is bumped when the answer of the same request and data would change
+// without a new build, and when the entry's layout changes (3: it holds the answer's gzip
+// stream): answerRelease names a release's build, but a build without version control
+// information only by its module version, which the builds before it share.
 const answerFormat = 3
 
 // answerRelease names the build that computes and encodes answers, so that a release never
