@@ -40,9 +40,9 @@ const answerStoreTimeout = 5 * time.Second
 
 // UseAnswerCache makes FleetAnswer serve answers from s (nil: none) while the state
 // token they were computed under is the token now, and keep each answer it computes whose
-// gzip stream is at most maxBytes there for ttl. With marks (the write marks of every writer of the
-// deployment, on the Redis of s) an answer is served without reading its token while no
-// write of its scope began since (docs/costs.md, "Write marks").
+// gzip stream is at most maxBytes there for ttl. With marks (the write marks of every
+// writer of the deployment, on the Redis of s) an answer is served without reading its
+// token while no write of its scope began since (docs/costs.md, "Write marks").
 func (c *Pricer) UseAnswerCache(s AnswerStore, marks *writemarks.Marks, ttl time.Duration, maxBytes int) {
 	if s == nil {
 		c.answers = nil
