@@ -66,10 +66,30 @@ func (s *Server) costFleet(c *gin.Context) {
 	}
 	// The whole answer is encoded before anything is sent (or served whole from the answer
 	// cache): a row that cannot be written is a 500 with the error body, not a 200 cut short.
-	b, err := s.deps.Pricer.FleetEncoded(c.Request.Context(), scopeOf(c), req, format, encode)
+	ans, err := s.deps.Pricer.FleetAnswer(c.Request.Context(), scopeOf(c), req, format, encode)
 	if err != nil {
 		s.writeError(c, err)
 		return
+	}
+	s.sendFleet(c, ans, contentType)
+}
+
+// sendFleet sends a fleet answer gzipped to a client that accepts gzip (the answer
+// cache's bytes as stored), else as encoded (docs/costs.md, "Answer cache").
+func (s *Server) sendFleet(c *gin.Context, ans *query.Answer, contentType string) {
+	c.Header("Vary", "Accept-Encoding")
+	gz := acceptsGzip(c.GetHeader("Accept-Encoding"))
+	send := ans.Plain
+	if gz {
+		send = ans.Gzipped
+	}
+	b, err := send()
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if gz {
+		c.Header("Content-Encoding", "gzip")
 	}
 	c.Data(http.StatusOK, contentType, b)
 }

@@ -38,11 +38,11 @@ type answerCache struct {
 // answerStoreTimeout bounds the background store of one answer.
 const answerStoreTimeout = 5 * time.Second
 
-// UseAnswerCache makes FleetEncoded serve answers from s (nil: none) while the state
-// token they were computed under is the token now, and keep each answer it computes of at
-// most maxBytes there for ttl. With marks (the write marks of every writer of the
-// deployment, on the Redis of s) an answer is served without reading its token while no
-// write of its scope began since (docs/costs.md, "Write marks").
+// UseAnswerCache makes FleetAnswer serve answers from s (nil: none) while the state
+// token they were computed under is the token now, and keep each answer it computes whose
+// gzip stream is at most maxBytes there for ttl. With marks (the write marks of every
+// writer of the deployment, on the Redis of s) an answer is served without reading its
+// token while no write of its scope began since (docs/costs.md, "Write marks").
 func (c *Pricer) UseAnswerCache(s AnswerStore, marks *writemarks.Marks, ttl time.Duration, maxBytes int) {
 	if s == nil {
 		c.answers = nil
@@ -51,7 +51,7 @@ func (c *Pricer) UseAnswerCache(s AnswerStore, marks *writemarks.Marks, ttl time
 	c.answers = &answerCache{store: s, marks: marks, ttl: ttl, maxBytes: maxBytes}
 }
 
-// AnswerCounts are the fleet answers FleetEncoded served from the answer cache and those
+// AnswerCounts are the fleet answers FleetAnswer served from the answer cache and those
 // it computed while the cache was on, since the process started.
 type AnswerCounts struct{ Served, Computed int64 }
 
@@ -63,7 +63,17 @@ func (c *Pricer) AnswerCounts() AnswerCounts {
 	return AnswerCounts{Served: c.answers.served.Load(), Computed: c.answers.computed.Load()}
 }
 
-// FleetEncoded answers req as encode writes a FleetCost (format names the encoding): from
+// FleetEncoded answers req as FleetAnswer does, as the bytes encode wrote.
+func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req FleetRequest, format string,
+	encode func(FleetCost) ([]byte, error)) ([]byte, error) {
+	ans, err := c.FleetAnswer(ctx, scope, req, format, encode)
+	if err != nil {
+		return nil, err
+	}
+	return ans.Plain()
+}
+
+// FleetAnswer answers req as encode writes a FleetCost (format names the encoding): from
 // the answer cache when its entry for the request was stored with the scope's write epoch
 // there is now and no write of the scope is pending (no ClickHouse statement), or else was
 // computed under the state token there is now; otherwise computed by Fleet and kept in the
@@ -72,22 +82,22 @@ func (c *Pricer) AnswerCounts() AnswerCounts {
 // epoch are read first, in one Redis round trip: an entry is stored with the epoch read
 // before the token it was computed or confirmed under. A cache that fails or is off only
 // means computing.
-func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req FleetRequest, format string,
-	encode func(FleetCost) ([]byte, error)) ([]byte, error) {
+func (c *Pricer) FleetAnswer(ctx context.Context, scope kwhouse.Scope, req FleetRequest, format string,
+	encode func(FleetCost) ([]byte, error)) (*Answer, error) {
 	req.defaults()
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	a := c.answers
 	if a == nil {
-		_, body, err := c.fleetEncoded(ctx, scope, req, encode)
-		return body, err
+		_, ans, err := c.fleetEncoded(ctx, scope, req, encode)
+		return ans, err
 	}
 	key := answerKey(scope, req, format)
 	cached, epoch := a.look(ctx, key, scope)
 	if cached.found && epoch != 0 && cached.epoch == epoch {
 		a.served.Add(1)
-		return cached.body, nil
+		return storedAnswer(cached.gz), nil
 	}
 	if lo, ok := laterPage(req); ok {
 		return c.servePage(ctx, scope, req, key, lo, cached, epoch, encode)
@@ -96,17 +106,17 @@ func (c *Pricer) FleetEncoded(ctx context.Context, scope kwhouse.Scope, req Flee
 	if cached.found && tokErr == nil && cached.tok == tok {
 		a.served.Add(1)
 		a.confirm(ctx, key, cached, epoch)
-		return cached.body, nil
+		return storedAnswer(cached.gz), nil
 	}
 	a.computed.Add(1)
-	_, body, err := c.fleetEncoded(ctx, scope, req, encode)
+	_, ans, err := c.fleetEncoded(ctx, scope, req, encode)
 	if err != nil || tokErr != nil {
-		return body, err
+		return ans, err
 	}
-	a.keep(ctx, key, answerEntry{epoch: epoch, tok: tok, body: body}, func(ctx context.Context) (fleetToken, error) {
+	a.keep(ctx, key, answerEntry{epoch: epoch, tok: tok}, ans, func(ctx context.Context) (fleetToken, error) {
 		return c.readFleetToken(ctx, scope, req)
 	})
-	return body, nil
+	return ans, nil
 }
 
 // look reads key's entry and scope's write epoch (0: none can vouch for an entry).
@@ -131,7 +141,7 @@ func (a *answerCache) confirm(ctx context.Context, key string, e answerEntry, ep
 		return
 	}
 	e.epoch = epoch
-	a.keep(ctx, key, e, nil)
+	a.keep(ctx, key, e, storedAnswer(e.gz), nil)
 }
 
 // laterPage returns the cursor's location of a later page by id of every location of the
@@ -153,62 +163,65 @@ func laterPage(req FleetRequest) (string, bool) {
 // computed. The entry is read first (its span says which token to read): one read of the
 // span's few locations, not of the whole scope, serves a page.
 func (c *Pricer) servePage(ctx context.Context, scope kwhouse.Scope, req FleetRequest, key, lo string,
-	cached answerEntry, epoch writemarks.Epoch, encode func(FleetCost) ([]byte, error)) ([]byte, error) {
+	cached answerEntry, epoch writemarks.Epoch, encode func(FleetCost) ([]byte, error)) (*Answer, error) {
 	a := c.answers
 	if cached.found {
 		cached.span.lo = lo
 		if tok, err := c.readPageToken(ctx, scope, req, cached.span); err == nil && tok == cached.tok {
 			a.served.Add(1)
 			a.confirm(ctx, key, cached, epoch)
-			return cached.body, nil
+			return storedAnswer(cached.gz), nil
 		}
 	}
 	a.computed.Add(1)
 	toks, tokErr := c.readTokensFrom(ctx, scope, req, lo)
-	out, body, err := c.fleetEncoded(ctx, scope, req, encode)
+	out, ans, err := c.fleetEncoded(ctx, scope, req, encode)
 	if err != nil || tokErr != nil {
-		return body, err
+		return ans, err
 	}
 	span := pageSpan{lo: lo}
 	if out.HasMore {
 		span.hi, span.next = out.Data[len(out.Data)-1].key.group, out.after
 	}
-	a.keep(ctx, key, answerEntry{epoch: epoch, span: span, tok: toks.tokenOf(span), body: body}, func(ctx context.Context) (fleetToken, error) {
+	a.keep(ctx, key, answerEntry{epoch: epoch, span: span, tok: toks.tokenOf(span)}, ans, func(ctx context.Context) (fleetToken, error) {
 		return c.readPageToken(ctx, scope, req, span)
 	})
-	return body, nil
+	return ans, nil
 }
 
 // fleetEncoded computes req's answer and encodes it.
 func (c *Pricer) fleetEncoded(ctx context.Context, scope kwhouse.Scope, req FleetRequest,
-	encode func(FleetCost) ([]byte, error)) (FleetCost, []byte, error) {
+	encode func(FleetCost) ([]byte, error)) (FleetCost, *Answer, error) {
 	out, err := c.Fleet(ctx, scope, req)
 	if err != nil {
 		return out, nil, err
 	}
 	body, err := encode(out)
-	return out, body, err
+	if err != nil {
+		return out, nil, err
+	}
+	return out, computedAnswer(body), nil
 }
 
 // answerEntry is an answer as the cache keeps it: the scope's write epoch read before the
 // token it was computed or confirmed under (0: none), the span of locations a later page
-// by id reads (none for other answers), that token and its bytes.
+// by id reads (none for other answers), that token and the answer's gzip stream.
 type answerEntry struct {
 	found bool // read from the cache (not stored)
 	epoch writemarks.Epoch
 	span  pageSpan // lo is the request's
 	tok   fleetToken
-	body  []byte
+	gz    []byte
 }
 
 // bytes is e as stored: the epoch, hi and next, each after its length, then the token and
-// the body.
+// the gzip stream.
 func (e answerEntry) bytes() []byte {
-	b := make([]byte, 0, 8+2*binary.MaxVarintLen64+len(e.span.hi)+len(e.span.next)+8*len(e.tok)+len(e.body))
+	b := make([]byte, 0, 8+2*binary.MaxVarintLen64+len(e.span.hi)+len(e.span.next)+8*len(e.tok)+len(e.gz))
 	b = binary.BigEndian.AppendUint64(b, uint64(e.epoch))
 	b = append(binary.AppendUvarint(b, uint64(len(e.span.hi))), e.span.hi...)
 	b = append(binary.AppendUvarint(b, uint64(len(e.span.next))), e.span.next...)
-	return append(append(b, e.tok.bytes()...), e.body...)
+	return append(append(b, e.tok.bytes()...), e.gz...)
 }
 
 // parseEntry reads an entry as bytes wrote it.
@@ -236,20 +249,19 @@ func parseEntry(b []byte) (answerEntry, bool) {
 	for i := range e.tok {
 		e.tok[i] = binary.BigEndian.Uint64(b[8*i:])
 	}
-	e.body = b[8*len(e.tok):]
+	e.gz = b[8*len(e.tok):]
 	return e, true
 }
 
-// keep stores e under key in the background, when it is at most maxBytes and the token
-// read again (again) once the answer was computed is still e.tok. On one server that
-// drops only entries that would never be served (the counts only grow); on a cluster it
-// drops an answer whose reads moved to a replica that lacked a write e.tok counts
-// (docs/costs.md, "Answer cache"). The read runs after the answer is sent. Without again
-// (an entry its token just confirmed) e is stored as it is.
-func (a *answerCache) keep(ctx context.Context, key string, e answerEntry, again func(context.Context) (fleetToken, error)) {
-	if len(e.body) > a.maxBytes {
-		return
-	}
+// keep stores e with ans's gzip stream under key in the background, when the stream is at
+// most maxBytes and the token read again (again) once the answer was computed is still
+// e.tok. On one server that drops only entries that would never be served (the counts only
+// grow); on a cluster it drops an answer whose reads moved to a replica that lacked a write
+// e.tok counts (docs/costs.md, "Answer cache"). The read and the compression run after the
+// answer is sent (unless its client asked for it gzipped). Without again (an entry its
+// token just confirmed) e is stored as it is.
+func (a *answerCache) keep(ctx context.Context, key string, e answerEntry, ans *Answer,
+	again func(context.Context) (fleetToken, error)) {
 	a.stores.Add(1)
 	go func() {
 		defer a.stores.Done()
@@ -260,6 +272,11 @@ func (a *answerCache) keep(ctx context.Context, key string, e answerEntry, again
 				return
 			}
 		}
+		gz, err := ans.Gzipped()
+		if err != nil || len(gz) > a.maxBytes {
+			return
+		}
+		e.gz = gz
 		a.store.SetFor(sctx, key, e.bytes(), a.ttl)
 	}()
 }
@@ -276,8 +293,10 @@ func answerKey(scope kwhouse.Scope, req FleetRequest, format string) string {
 }
 
 // answerFormat is bumped when the answer of the same request and data would change
-// without a new build (it never has to be for a release: answerRelease names the build).
-const answerFormat = 2
+// without a new build, and when the entry's layout changes (3: it holds the answer's gzip
+// stream): answerRelease names a release's build, but a build without version control
+// information only by its module version, which the builds before it share.
+const answerFormat = 3
 
 // answerRelease names the build that computes and encodes answers, so that a release never
 // serves another's: its version control revision (and whether the tree was modified) or,
