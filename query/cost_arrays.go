@@ -120,6 +120,18 @@ func (ca componentArrays) shaped() componentArrays {
 	return ca
 }
 
+// SegmentConfs reports whether a present component of fleet_arrays.sql has segments of
+// different confidences: a record's confidence then depends on the segments it meets
+// (arrays_confidence).
+func (s pricingShape) SegmentConfs() bool {
+	for _, c := range s.Comps {
+		if c.Present && !c.OneConf {
+			return true
+		}
+	}
+	return false
+}
+
 // named binds the arrays.
 func (ca costArrays) named() []any {
 	out := []any{chstore.Named("t0", uint32(ca.t0)), chstore.Named("bucket", uint32(ca.bucket))}

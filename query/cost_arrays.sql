@@ -35,6 +35,19 @@ it meets (uncovered time lowers it in the sums: fleet_arrays.sql). */ -}},
     least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
 {{- end}}
 
+{{define "arrays_confidence"}}
+{{- /* The least confidence of a group's records and of the segments they meet. Where every
+component has one confidence for all its segments, that is the records' least and each
+component's confidence if the group's records meet any of its segments (covered seconds
+are never negative): aggregates of columns read, with no per-record expression (a fleet
+month on 18.16: ~20 ms less CPU of ~330). Else the least of the records' conf. */ -}}
+{{- if .SegmentConfs}}min(conf)
+{{- else}}
+{{- range .Comps}}{{if .Present}}least({{end}}{{end}}min(rc)
+{{- range .Comps}}{{if .Present}}, if(sumIf(cov{{.N}}, tr = {{if eq .N 3}}2{{else}}1{{end}}) > 0, toFloat64(@s{{.N}}_conf1), 1.)){{end}}{{end}}
+{{- end}}
+{{- end}}
+
 {{define "arrays_columns"}}
 {{- /* One component's arrays as columns of the records' level. Literals are most of what
 18.16 spends on these queries (a market month's 2,928 segments: 31 ms with no rows to read),

@@ -22,7 +22,7 @@ SELECT loc, dev, {{template "fleet_key" .}},
     -- component no timeline has is summed as the constant it is.
     sum(e) AS energy, sum(m_com) + {{.Summed 2 "sum(m_non)" "0."}} AS money, sum(m_com) AS money_com,
     {{.Summed 2 "sum(m_non)" "0."}} AS money_non,
-    least(min(conf), {{uncovered "any(act)" "sumIf(re - rs, tr = 1)" (.Summed 1 "sumIf(cov1, tr = 1)" "0") (.Summed 2 "sumIf(cov2, tr = 1)" "0") "sumIf(re - rs, tr = 2)" (.Summed 3 "sumIf(cov3, tr = 2)" "0")}}) AS confidence,
+    least({{template "arrays_confidence" .}}, {{uncovered "any(act)" "sumIf(re - rs, tr = 1)" (.Summed 1 "sumIf(cov1, tr = 1)" "0") (.Summed 2 "sumIf(cov2, tr = 1)" "0") "sumIf(re - rs, tr = 2)" (.Summed 3 "sumIf(cov3, tr = 2)" "0")}}) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     {{template "fleet_dirty" .}}
 FROM

@@ -39,7 +39,7 @@ SELECT loc, dev, rs AS k, re AS kend, tr AS ktr, any(sess) AS ksess, any(ref) AS
     -- component no timeline has is summed as the constant it is.
     sum(e) AS energy, sum(m_com) + 0. AS money, sum(m_com) AS money_com,
     0. AS money_non,
-    least(min(conf), if((bitAnd(any(act), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(re - rs, tr = 1) > 0) OR (bitAnd(any(act), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
+    least(least(min(rc), if(sumIf(cov1, tr = 1) > 0, toFloat64(@s1_conf1), 1.)), if((bitAnd(any(act), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(re - rs, tr = 1) > 0) OR (bitAnd(any(act), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     toUInt8(0) AS dirty
 FROM
