@@ -174,7 +174,7 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write, ba
 		// A fleet's untiered pricing statement carries its rates as literals (about 214 KB
 		// for 900 locations): logged whole, so that the account id near its end still
 		// finds it (the default cut is 100,000 characters).
-		read["log_queries_cut_to_length"], write["log_queries_cut_to_length"] = 4 << 20, 4 << 20
+		read["log_queries_cut_to_length"], write["log_queries_cut_to_length"] = 4<<20, 4<<20
 	}
 	// Priorities: a query with a larger value is paused while one with a smaller value runs
 	// (0 would take a query out of the scheme); Background reads take 2.
