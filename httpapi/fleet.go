@@ -74,22 +74,19 @@ func (s *Server) costFleet(c *gin.Context) {
 	s.sendFleet(c, ans, contentType)
 }
 
-// sendFleet sends a fleet answer gzipped to a client that accepts gzip (the answer
-// cache's bytes as stored), else as encoded (docs/costs.md, "Answer cache").
+// sendFleet sends a fleet answer served from the answer cache gzipped, as stored, to a
+// client that accepts gzip, and any other as encoded (docs/costs.md, "Answer cache").
 func (s *Server) sendFleet(c *gin.Context, ans *query.Answer, contentType string) {
 	c.Header("Vary", "Accept-Encoding")
-	gz := acceptsGzip(c.GetHeader("Accept-Encoding"))
-	send := ans.Plain
-	if gz {
-		send = ans.Gzipped
+	if gz, ok := ans.Stored(); ok && acceptsGzip(c.GetHeader("Accept-Encoding")) {
+		c.Header("Content-Encoding", "gzip")
+		c.Data(http.StatusOK, contentType, gz)
+		return
 	}
-	b, err := send()
+	b, err := ans.Plain()
 	if err != nil {
 		s.writeError(c, err)
 		return
-	}
-	if gz {
-		c.Header("Content-Encoding", "gzip")
 	}
 	c.Data(http.StatusOK, contentType, b)
 }

@@ -11,8 +11,8 @@ import (
 
 // Answer is an encoded fleet answer: the bytes its encoder wrote (plain), or their gzip
 // stream, or both. The answer cache keeps the gzip stream (docs/costs.md, "Answer cache"),
-// so an answer served from it to a client that accepts gzip is sent as it was stored, and
-// an answer computed is compressed once, for that client and the cache alike.
+// so an answer served from it to a client that accepts gzip is sent as it was stored; an
+// answer computed is sent as encoded and compressed once, for the cache.
 type Answer struct {
 	stored bool // only gz is known
 	plain  []byte
@@ -57,6 +57,12 @@ func (a *Answer) Gzipped() ([]byte, error) {
 	})
 	return a.gz, a.err
 }
+
+// Stored returns the answer's gzip stream when it was served from the answer cache (a
+// computed answer is compressed only for the cache, after it is sent: a month's CSV of
+// 1,000 locations, 3.3 MB, took the first answer of a new release 20–30 ms longer
+// compressed on its path).
+func (a *Answer) Stored() ([]byte, bool) { return a.gz, a.stored }
 
 // Plain returns the answer as its encoder wrote it, inflating it when it was stored.
 func (a *Answer) Plain() ([]byte, error) {
