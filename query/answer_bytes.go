@@ -59,9 +59,8 @@ func (a *Answer) Gzipped() ([]byte, error) {
 }
 
 // Stored returns the answer's gzip stream when it was served from the answer cache (a
-// computed answer is compressed only for the cache, after it is sent: a month's CSV of
-// 1,000 locations, 3.3 MB, took the first answer of a new release 20–30 ms longer
-// compressed on its path).
+// computed answer is compressed only for the cache, after it is sent: level 6 takes about
+// 9 ms of CPU for 2.2 MB of CSV, off the answer's path).
 func (a *Answer) Stored() ([]byte, bool) { return a.gz, a.stored }
 
 // Plain returns the answer as its encoder wrote it, inflating it when it was stored.
