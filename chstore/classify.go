@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -42,7 +43,7 @@ func Classify(err error) error {
 	}
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) {
-		if retryableCodes[ex.Code] {
+		if retryableCodes[ex.Code] || replicaNotActive(ex) {
 			return kwhouse.Unavailable("ClickHouse", err)
 		}
 		return err
@@ -51,6 +52,13 @@ func Classify(err error) error {
 		return kwhouse.Unavailable("ClickHouse", err)
 	}
 	return err
+}
+
+// replicaNotActive: READONLY (164) thrown by an insert into a replica whose replication
+// has not restarted yet (a node killed and started again within its ZooKeeper session, on
+// the local cluster). The same code for a user set read-only stays an internal error.
+func replicaNotActive(ex *clickhouse.Exception) bool {
+	return ex.Code == 164 && strings.Contains(ex.Message, "Replica is not active")
 }
 
 func connectionFailure(err error) bool {

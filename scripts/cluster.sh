@@ -169,6 +169,21 @@ wait_node() {
   return 1
 }
 
+# wait_replicas waits until node n's replicated tables have restarted replication: a node
+# killed and started again within its ZooKeeper session (5 s) finds its old session's
+# replicas "already active" and keeps its tables read-only until that session expires, and
+# an insert on any node then fails ("Replica is not active right now"). A restarted node is
+# up once it can take writes.
+wait_replicas() {
+  local n=$1 port
+  port=$(native_port "$n")
+  for _ in $(seq 180); do
+    [ "$(clickhouse-client --port "$port" -q 'SELECT count() FROM system.replicas WHERE is_readonly OR is_session_expired' 2>/dev/null)" = 0 ] && return 0
+    sleep 0.5
+  done
+  log "node $n still has read-only replicas after 90 s; see $run/ch$n/log/"
+}
+
 stop_pid() {
   local f=$1 pid
   [ -f "$f" ] || return 0
@@ -218,7 +233,7 @@ case "${1:-}" in
   down) down ;;
   stop) stop_pid "$run/ch${2:?node 1-4}/pid" ;;
   kill) kill_node "${2:?node 1-4}" ;;
-  start) write_users; node_up "${2:?node 1-4}"; wait_node "$2" ;;
+  start) write_users; node_up "${2:?node 1-4}"; wait_node "$2"; wait_replicas "$2" ;;
   addrs) addrs ;;
   env) echo "KWHOUSE_CLICKHOUSE_CLUSTER=kw KWHOUSE_CLICKHOUSE_ADDR=$(addrs)" ;;
   *) echo "usage: $0 up|down|stop N|kill N|start N|addrs|env" >&2; exit 2 ;;
