@@ -4,63 +4,52 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
 
-// Answer is an encoded fleet answer: the bytes its encoder wrote (plain), or their gzip
-// stream, or both. The answer cache keeps the gzip stream (docs/costs.md, "Answer cache"),
-// so an answer served from it to a client that accepts gzip is sent as it was stored; an
-// answer computed is sent as encoded and compressed once, for the cache.
+// Answer is an encoded fleet answer: the bytes its encoder wrote (computed), or the gzip
+// stream the answer cache keeps (stored; docs/costs.md, "Answer cache"), so an answer
+// served from the cache to a client that accepts gzip is sent as it was stored.
 type Answer struct {
-	stored bool // only gz is known
-	plain  []byte
-	once   sync.Once
-	gz     []byte
-	err    error
+	stored bool
+	plain  []byte // computed
+	gz     []byte // stored
 }
 
 // computedAnswer is an answer as its encoder wrote it.
 func computedAnswer(plain []byte) *Answer { return &Answer{plain: plain} }
 
 // storedAnswer is an answer as the cache keeps it: its gzip stream.
-func storedAnswer(gz []byte) *Answer {
-	a := &Answer{stored: true, gz: gz}
-	a.once.Do(func() {})
-	return a
-}
+func storedAnswer(gz []byte) *Answer { return &Answer{stored: true, gz: gz} }
 
 // answerGzipLevel trades the cache's and the wire's bytes for the CPU of the one
 // compression of each answer computed: a month by DAY page of 1,000 rows (272 KB of JSON)
 // takes about 1 ms at level 6 to 16 KB, which a client inflates in about 0.5 ms.
 const answerGzipLevel = 6
 
-// Gzipped returns the answer's gzip stream, compressing it the first time when it was
-// computed.
-func (a *Answer) Gzipped() ([]byte, error) {
-	a.once.Do(func() {
-		var buf bytes.Buffer
-		buf.Grow(len(a.plain)/8 + 64)
-		w, err := gzip.NewWriterLevel(&buf, answerGzipLevel)
-		if err == nil {
-			_, err = w.Write(a.plain)
-		}
-		if err == nil {
-			err = w.Close()
-		}
-		if err != nil {
-			a.err = fmt.Errorf("gzip fleet answer: %w", err)
-			return
-		}
-		a.gz = buf.Bytes()
-	})
-	return a.gz, a.err
+// gzipped returns the answer's gzip stream, compressing it when it was computed (only for
+// the cache, after it is sent: level 6 takes about 9 ms of CPU for 2.2 MB of CSV).
+func (a *Answer) gzipped() ([]byte, error) {
+	if a.stored {
+		return a.gz, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(a.plain)/8 + 64)
+	w, err := gzip.NewWriterLevel(&buf, answerGzipLevel)
+	if err == nil {
+		_, err = w.Write(a.plain)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gzip fleet answer: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
-// Stored returns the answer's gzip stream when it was served from the answer cache (a
-// computed answer is compressed only for the cache, after it is sent: level 6 takes about
-// 9 ms of CPU for 2.2 MB of CSV, off the answer's path).
+// Stored returns the answer's gzip stream when it was served from the answer cache.
 func (a *Answer) Stored() ([]byte, bool) { return a.gz, a.stored }
 
 // Plain returns the answer as its encoder wrote it, inflating it when it was stored.

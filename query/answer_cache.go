@@ -258,8 +258,7 @@ func parseEntry(b []byte) (answerEntry, bool) {
 // e.tok. On one server that drops only entries that would never be served (the counts only
 // grow); on a cluster it drops an answer whose reads moved to a replica that lacked a write
 // e.tok counts (docs/costs.md, "Answer cache"). The read and the compression run after the
-// answer is sent (unless its client asked for it gzipped). Without again (an entry its
-// token just confirmed) e is stored as it is.
+// answer is sent. Without again (an entry its token just confirmed) e is stored as it is.
 func (a *answerCache) keep(ctx context.Context, key string, e answerEntry, ans *Answer,
 	again func(context.Context) (fleetToken, error)) {
 	a.stores.Add(1)
@@ -272,7 +271,7 @@ func (a *answerCache) keep(ctx context.Context, key string, e answerEntry, ans *
 				return
 			}
 		}
-		gz, err := ans.Gzipped()
+		gz, err := ans.gzipped()
 		if err != nil || len(gz) > a.maxBytes {
 			return
 		}

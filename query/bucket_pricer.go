@@ -113,10 +113,11 @@ func (b *BucketPricer) recentScopes(ctx context.Context, from time.Time) ([]kwho
 }
 
 // priceScope asks the scope's fleet of [w0, w1) in every direction and grouping it has
-// readings of there, and keeps the demand peaks of those directions' months (written once
-// it returns), holding the scope's lease. A direction without readings in the window has only empty buckets there
-// (a tiered location's import readings make its export buckets stale too: its tier
-// counters count both), so it is left to the read path, which prices it if ever asked.
+// readings of there, and keeps the demand peaks of those directions' months, holding the
+// scope's lease until the buckets and peaks it priced are written. A direction without
+// readings in the window has only empty buckets there (a tiered location's import
+// readings make its export buckets stale too: its tier counters count both), so it is
+// left to the read path, which prices it if ever asked.
 func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, w1 time.Time) error {
 	unlock, _, err := b.leases.Lock(ctx, fmt.Sprintf("bucket-pricer:%s:%t", scope.AccountID, scope.LiveMode), 10*b.interval)
 	if err != nil || unlock == nil {
@@ -144,7 +145,7 @@ func (b *BucketPricer) priceScope(ctx context.Context, scope kwhouse.Scope, w0, 
 			return fmt.Errorf("%s demand peaks: %w", dir, err)
 		}
 	}
-	return b.pricer.WaitBucketWrites(ctx, scope) // the pass is complete once the peaks it measured are kept
+	return b.pricer.WaitBucketWrites(ctx, scope) // the pass is complete once its buckets and peaks are written
 }
 
 // priceKind asks the fleet of one direction and grouping over [w0, w1), which prices its
@@ -167,7 +168,7 @@ func (b *BucketPricer) priceKind(ctx context.Context, scope kwhouse.Scope, dir, 
 	if _, err := b.pricer.Fleet(ctx, scope, req); err != nil {
 		return fmt.Errorf("keep the months priced again: %w", err)
 	}
-	return b.pricer.WaitBucketWrites(ctx, scope) // the pass is complete once its buckets are written
+	return nil
 }
 
 // recentKinds returns the "direction grouping" pairs (IMPORT location, EXPORT device, …)

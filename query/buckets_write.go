@@ -34,10 +34,9 @@ const (
 )
 
 // writeBacks are the priced buckets (and measured demand peaks: keepPeaks) a Pricer is
-// writing back. An answer does not wait for
-// its own: its rows never depend on them, and a write that fails or is lost costs a later
-// answer the pricing of those buckets, never a wrong one (docs/costs.md, "Priced
-// buckets"). A cold fleet month of 1,000 locations took 68–245 ms from its last priced row
+// writing back. An answer does not wait for its own: its rows never depend on them, and a
+// write that fails or is lost costs a later answer the pricing of those buckets, never a
+// wrong one (docs/costs.md, "Priced buckets"). A cold fleet month of 1,000 locations took 68–245 ms from its last priced row
 // to the answer sent with the write-back on its path, 9–94 ms without (median 143 against
 // 30 ms, a busy machine). The next answer of the same scope waits for them (wait) rather
 // than price the same buckets again.
