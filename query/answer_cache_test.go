@@ -196,6 +196,7 @@ type pagedWalk struct {
 	ids     []string // the four locations, in id order
 	limit   int
 	cursors []string
+	priced  time.Duration // how long the first walk, which computed every page, took
 }
 
 func newPagedWalk(t *testing.T, limit int) *pagedWalk {
@@ -213,9 +214,11 @@ func newPagedWalkWith(t *testing.T, limit int, configure func(*config.Config)) *
 	}
 	w := &pagedWalk{f: f, ids: []string{f.a, f.b, c, d}, limit: limit, cursors: []string{""}}
 	slices.Sort(w.ids)
+	t0 := time.Now()
 	for {
 		p, _ := w.ask(t, len(w.cursors)-1)
 		if !p.HasMore {
+			w.priced = time.Since(t0)
 			return w
 		}
 		w.cursors = append(w.cursors, *p.NextCursor)

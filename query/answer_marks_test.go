@@ -119,11 +119,11 @@ func TestFleetAnswerCacheWriteWithoutEndReadsTokensUntilItsDeadline(t *testing.T
 	w := newPagedWalk(t, 7)
 	f := w.f
 	ctx := context.Background()
-	// The two walks while the write is pending must end before its deadline: the hold is
-	// 3 s, or four walks' time where one walk takes longer (a loaded machine).
-	t0 := time.Now()
-	w.walk(t, "before the write")
-	hold := max(3*time.Second, 4*time.Since(t0))
+	// The two walks while the write is pending, the first computing pages, must end before
+	// its deadline: the hold is 3 s, or four times the walk that priced every page where
+	// that took longer (a loaded machine; a CI run's cached walk took far less than the
+	// computing one, and a hold of four cached walks expired mid-walk).
+	hold := max(3*time.Second, 4*w.priced)
 	marks := writemarks.New(f.api.App.Cache.Scripter(), f.api.App.Cache.Key(""), hold)
 	if _, err := marks.Begin(ctx, f.scope); err != nil {
 		t.Fatal(err)
