@@ -158,7 +158,24 @@ func timeFleet(ctx context.Context, a *app.App, base string, fx *fixture, s flee
 	report(name, lat, fmt.Sprintf("  %d rows; floor p50 %.1f ms p99 %.1f ms (p50 ratio %.1f×, p99 ratio %.1f×); per answer: %s",
 		rows, ms(pct(flat, 50)), ms(pct(flat, 99)),
 		float64(pct(lat, 50))/float64(pct(flat, 50)), float64(pct(lat, 99))/float64(pct(flat, 99)), mem))
+	reportReceived(name, answers, flat)
 	return nil
+}
+
+// reportReceived reports a JSON shape's answers again without the client's decoding: the
+// time to each page's last byte (gzip inflated, as the client's transport reads it) and
+// the next request, against the same floor, whose rows the floor's client counts without
+// decoding them either; and the decoding alone.
+func reportReceived(name string, answers []answer, flat []time.Duration) {
+	var received, decode []time.Duration
+	for _, an := range answers {
+		received, decode = append(received, an.t1.Sub(an.t0)-an.decode), append(decode, an.decode)
+	}
+	if pct(decode, 50) == 0 {
+		return
+	}
+	report(name+", to the last byte", received, fmt.Sprintf("  (p50 ratio %.1f×, p99 ratio %.1f×); the client's JSON decoding p50 %.1f ms",
+		float64(pct(received, 50))/float64(pct(flat, 50)), float64(pct(received, 99))/float64(pct(flat, 99)), ms(pct(decode, 50))))
 }
 
 func (s fleetShape) body(fx *fixture, i int) []byte {
@@ -196,7 +213,9 @@ func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before, 
 				return nil, 0, err
 			}
 		}
-		an, err := timeAnswer(func() (err error) { rows, err = askFleet(client, base(), fx, s, i); return err })
+		var decode time.Duration
+		an, err := timeAnswer(func() (err error) { rows, decode, err = askFleet(client, base(), fx, s, i); return err })
+		an.decode = decode
 		if err != nil {
 			return nil, 0, err
 		}
@@ -213,10 +232,11 @@ func measureFleet(base func() string, fx *fixture, s fleetShape, n int, before, 
 }
 
 // askFleet asks request i of shape s and returns its rows: every page's, following
-// next_cursor, when the shape pages.
-func askFleet(client *http.Client, base string, fx *fixture, s fleetShape, i int) (int, error) {
+// next_cursor, when the shape pages, and the time spent decoding JSON pages once read.
+func askFleet(client *http.Client, base string, fx *fixture, s fleetShape, i int) (int, time.Duration, error) {
 	rows := 0
 	cursor := ""
+	var decode time.Duration
 	for {
 		body := s.body(fx, i)
 		if cursor != "" {
@@ -232,26 +252,28 @@ func askFleet(client *http.Client, base string, fx *fixture, s fleetShape, i int
 		}
 		res, err := client.Do(req)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		out, err := io.ReadAll(res.Body)
 		res.Body.Close()
 		if err != nil || res.StatusCode != 200 {
-			return 0, fmt.Errorf("status %d: %.300s (%v)", res.StatusCode, out, err)
+			return 0, 0, fmt.Errorf("status %d: %.300s (%v)", res.StatusCode, out, err)
 		}
 		if s.csv {
-			return strings.Count(string(out), "\n") - 1, nil
+			return strings.Count(string(out), "\n") - 1, 0, nil
 		}
 		var page struct {
 			Data       []json.RawMessage
 			NextCursor *string `json:"next_cursor"`
 		}
+		t0 := time.Now()
 		if err := json.Unmarshal(out, &page); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
+		decode += time.Since(t0)
 		rows += len(page.Data)
 		if s.limit == 0 || page.NextCursor == nil {
-			return rows, nil
+			return rows, decode, nil
 		}
 		cursor = *page.NextCursor
 	}

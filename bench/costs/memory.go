@@ -17,6 +17,9 @@ import (
 type answer struct {
 	t0, t1  time.Time
 	goBytes uint64
+	// decode is the part of [t0, t1] the client spent decoding JSON pages after their
+	// last byte arrived (a paged shape's client must read next_cursor to go on).
+	decode time.Duration
 }
 
 // nextSecond waits for the next whole second: system.query_log dates statements by the
