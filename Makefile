@@ -79,10 +79,10 @@ cluster-up: ## Start a local ClickHouse cluster: ZooKeeper + 2 shards x 2 replic
 cluster-down: ## Stop the local cluster
 	@scripts/cluster.sh down
 
+# The API suite takes about 21 minutes on the cluster on 2 cores (load 4), over 30 at load 10.
 .PHONY: test-cluster
 test-cluster: services ## Start the local cluster, run the API suite and the cluster drills on it, stop it
 	@scripts/cluster.sh up
-	# The API suite takes about 21 minutes on the cluster on 2 cores (load 4), 30+ at load 10.
 	@trap 'scripts/cluster.sh down' EXIT; \
 	$(CLUSTER_ENV) $(GO) test -count=1 -timeout 60m ./httpapi/ ./query/ ./schema/ ./docstore/ ./ingest/ ./tariffs/ && \
 	$(CLUSTER_ENV) $(GO) test -count=1 -timeout 10m -v -run 'Cluster|Shards|KilledNode' ./conformance/
