@@ -2,7 +2,7 @@ package charges
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -77,6 +77,10 @@ func DayPeaks(t *Tariff, m Bucket, readings []Reading, first int) [][]float64 {
 			in = append(in, r)
 		}
 	}
+	ends := make([]int64, len(days)-1-first) // the ends of the days from first, Unix seconds
+	for i := range ends {
+		ends[i] = days[first+i+1].Unix()
+	}
 	byStep := map[time.Duration]map[int64]float64{}
 	for i, d := range t.Demand {
 		wh, ok := byStep[d.Interval]
@@ -86,18 +90,13 @@ func DayPeaks(t *Tariff, m Bucket, readings []Reading, first int) [][]float64 {
 		}
 		hours := d.Interval.Hours()
 		for start, e := range wh {
-			day := dayOf(days, start) - first
+			day, _ := slices.BinarySearch(ends, start+1) // the first day ending after start
 			if kw := e / 1000 / hours; kw > out[day][i] && d.Covers(time.Unix(start, 0).In(t.Zone)) {
 				out[day][i] = kw
 			}
 		}
 	}
 	return out
-}
-
-// dayOf is the index of the day of days (MonthDays) holding the instant start (Unix seconds).
-func dayOf(days []time.Time, start int64) int {
-	return sort.Search(len(days)-1, func(i int) bool { return days[i+1].Unix() > start })
 }
 
 // IntervalEnergy sums the readings into intervals of length step aligned to the local
