@@ -34,11 +34,12 @@ var (
 // minutes): a reading reaches no interval starting this long before it or more.
 const longestInterval = time.Hour
 
-// dayPlan is how a stale month is measured: from day first of charges.MonthDays on
-// (0: the whole month), reading the readings that start from from; the kept peaks of the
+// dayPlan is how a stale month of days days is measured: from day first of
+// charges.MonthDays on (0: the whole month; days: none), reading the readings that start from from; the kept peaks of the
 // days before first (days × entries) and the longest reading they were measured from; the
 // reach's change counts now, kept with the new peaks.
 type dayPlan struct {
+	days    int // the month's days
 	first   int
 	from    time.Time
 	kept    []float64
@@ -127,6 +128,7 @@ func planOf(m *charges.TariffMonth, k *keptDays, now map[uint32]uint64) *dayPlan
 		p.counts[i] = now[r0+uint32(i)]
 	}
 	days := charges.MonthDays(m.Month, m.Tariff.Zone)
+	p.days = len(days) - 1
 	entries := len(m.Tariff.Demand)
 	if k == nil || len(k.counts) != n || len(k.days) != (len(days)-1)*entries {
 		return p
@@ -152,6 +154,10 @@ func planOf(m *charges.TariffMonth, k *keptDays, now map[uint32]uint64) *dayPlan
 	}
 	return p
 }
+
+// measuresNone says whether the plan measures no day of its month: every day's peaks are
+// kept, no reading is read.
+func (p *dayPlan) measuresNone() bool { return p != nil && p.days > 0 && p.first == p.days }
 
 // findDays is the kept days of m among a location's, or nil.
 func findDays(ks []keptDays, m *charges.TariffMonth) *keptDays {

@@ -14,7 +14,8 @@ import (
 // kW from 10 March (288 kWh) bill a 3 kW peak (demand 9); a 1 kWh hour on 13 March, inside
 // the four-day reading, makes it 4 kW (demand 12): the days from 12 March are measured
 // again from the readings that reach them, the four-day reading of two days before
-// included, the days before keep their peaks.
+// included, the days before keep their peaks. An hour of 1 April, in March's reach (its
+// fingerprint changes) but after it, measures no day of March again.
 func TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact(t *testing.T) {
 	f, loc, reads := newDemandHome(t, nil)
 	end := "2024-03-31T23:00:00Z"
@@ -40,4 +41,10 @@ func TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact(t *testing.T) {
 	}
 	f.readings(loc, time.Date(2024, 3, 2, 12, 0, 0, 0, time.UTC), 1, 6000)
 	f.checkMarchBill(loc, end, "after a 6 kWh hour of 2 March", 30+72+0.25-0.25+1.5, 18)
+	before = reads.measured.Load()
+	f.readings(loc, time.Date(2024, 4, 1, 12, 0, 0, 0, time.UTC), 1, 9000)
+	f.checkMarchBill(loc, end, "after an hour of 1 April", 30+72+0.25-0.25+1.5, 18)
+	if n := reads.measured.Load() - before; n != 0 {
+		t.Errorf("an hour of 1 April, in March's reach but after it, read March's readings %d time(s)", n)
+	}
 }

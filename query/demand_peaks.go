@@ -371,6 +371,13 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
+	for _, ms := range need {
+		for _, m := range ms {
+			if plans[m].measuresNone() {
+				out[m] = measureDays(m, plans[m], nil)
+			}
+		}
+	}
 	for _, ch := range demandChunks(need, plans) {
 		g.Go(func() error {
 			readings, err := c.demandReadings(gctx, scope, ch.ids, dir, ch.lo, ch.hi)
@@ -379,6 +386,9 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 			}
 			for _, id := range ch.ids {
 				for _, m := range need[id] {
+					if plans[m].measuresNone() {
+						continue
+					}
 					got := measureDays(m, plans[m], readings[id])
 					mu.Lock()
 					out[m] = got
@@ -398,29 +408,32 @@ type demandChunk struct {
 	lo, hi time.Time
 }
 
-// demandChunkMonths bounds the location-months of readings one query reads and Go holds
-// at once (a location's month of half-hourly readings is about 90 KB in Go): 100
-// locations' years, or 1,200 locations' month. A pricer pass after a day of readings
-// measures one month of every location: 10,000 locations are 9 statements, not 100 (each
-// reads at least a granule per location, and waits at background priority while
+// demandChunkDays bounds the location-days of readings one query reads and Go holds at
+// once (a location's month of half-hourly readings is about 90 KB in Go): 100 locations'
+// years, 1,200 locations' month (and its day of lookback), or every location's last days
+// of 10,000. A pricer pass after a day of readings measures the last days of one month
+// of every location (dayPlans): 10,000 locations are a statement or two, not 9 or 100
+// (each reads at least a granule per location, and waits at background priority while
 // dashboards' queries run).
-const demandChunkMonths = 1200
+const demandChunkDays = 1200 * 32
 
-// demandChunks cuts the locations of need with months into chunks of one reading window
-// each (the window of their months, sorted by it, then by id) and at most
-// demandChunkMonths months (a location with more is a chunk of its own): a location whose
-// year is measured never widens the window of those whose last month is. A month's
-// readings start from its plan's from (whole: a day before it).
+// demandChunks cuts the locations of need with months to measure into chunks of one
+// reading window each (the window of their months, sorted by it, then by id) and at most
+// demandChunkDays location-days (a location with more is a chunk of its own): a location
+// whose year is measured never widens the window of those whose last month is. A month's
+// readings start from its plan's from (whole: a day before it); a month whose plan
+// measures no day reads none.
 func demandChunks(need map[string][]*charges.TariffMonth, plans map[*charges.TariffMonth]*dayPlan) []demandChunk {
 	var all []demandChunk
 	for id, ms := range need {
-		if len(ms) == 0 {
-			continue
-		}
 		ch := demandChunk{ids: []string{id}}
 		for _, m := range ms {
+			p := plans[m]
+			if p.measuresNone() {
+				continue
+			}
 			s := m.Month.Start.Add(-charges.DemandLookback)
-			if p := plans[m]; p != nil {
+			if p != nil {
 				s = p.from
 			}
 			if ch.lo.IsZero() || s.Before(ch.lo) {
@@ -430,22 +443,24 @@ func demandChunks(need map[string][]*charges.TariffMonth, plans map[*charges.Tar
 				ch.hi = m.Month.End
 			}
 		}
-		all = append(all, ch)
+		if !ch.lo.IsZero() {
+			all = append(all, ch)
+		}
 	}
 	slices.SortFunc(all, func(a, b demandChunk) int {
 		return cmp.Or(a.lo.Compare(b.lo), a.hi.Compare(b.hi), strings.Compare(a.ids[0], b.ids[0]))
 	})
 	var out []demandChunk
-	months := 0
+	days := 0
 	for _, ch := range all {
-		n := len(need[ch.ids[0]])
+		n := int((ch.hi.Sub(ch.lo) + 24*time.Hour - 1) / (24 * time.Hour))
 		last := len(out) - 1
-		if last >= 0 && out[last].lo.Equal(ch.lo) && out[last].hi.Equal(ch.hi) && months+n <= demandChunkMonths {
+		if last >= 0 && out[last].lo.Equal(ch.lo) && out[last].hi.Equal(ch.hi) && days+n <= demandChunkDays {
 			out[last].ids = append(out[last].ids, ch.ids[0])
-			months += n
+			days += n
 			continue
 		}
-		out, months = append(out, ch), n
+		out, days = append(out, ch), n
 	}
 	return out
 }
