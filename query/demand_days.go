@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/charges"
 	"github.com/kwhouse/kwhouse/chstore"
 )
@@ -26,6 +27,8 @@ import (
 var (
 	demandDaysStmt  = chstore.Register("query.demand_days", "demand_days.sql: the days' peaks of stale kept demand months")
 	demandDatesStmt = chstore.Register("query.demand_dates", "demand_days.sql: the change counts of demand months' reach dates now")
+	insertDaysStmt  = chstore.Register("query.insert_demand_days", `INSERT INTO demand_days (account_id, live_mode,
+	location_id, direction, month_start, tariff_key, day_peaks, reach_counts, longest, version) VALUES`)
 	demandDaysSQL   = renderFixed("demand_days")
 	demandDatesSQL  = renderFixed("demand_dates")
 )
@@ -248,4 +251,28 @@ func (c *Pricer) dateCounts(ctx context.Context, args []any, locs int) (map[stri
 		byDate[date] = n
 	}
 	return out, rows.Err()
+}
+
+// writeDays inserts the days of the kept rows measured by day into demand_days, under the
+// versions of their demand_peaks rows, after them: a month whose days are lost is measured
+// whole the next time, and its days, kept with the counts they were measured under, are
+// never served as its peaks.
+func (c *Pricer) writeDays(ctx context.Context, scope kwhouse.Scope, dir string, rows []keptRow, ver uint64) error {
+	var idx []int
+	for i, r := range rows {
+		if r.days != nil {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	err := c.db.InsertRows(ctx, insertDaysStmt, len(idx), func(i int) []any {
+		r := rows[idx[i]]
+		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.month, r.key, r.days, r.counts, r.longest, ver + uint64(idx[i])}
+	})
+	if err != nil {
+		return fmt.Errorf("keep demand days: %w", err)
+	}
+	return nil
 }

@@ -26,7 +26,7 @@ func TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact(t *testing.T) {
 	var longest uint32
 	var days uint64
 	err := f.api.App.DB.QueryRow(context.Background(), chstore.Tool(`SELECT argMax(longest, version), argMax(length(day_peaks), version)
-		FROM demand_peaks WHERE location_id = ?`), loc).Scan(&longest, &days)
+		FROM demand_days WHERE location_id = ?`), loc).Scan(&longest, &days)
 	if err != nil {
 		t.Fatal(err)
 	}

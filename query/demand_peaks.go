@@ -26,7 +26,7 @@ import (
 var (
 	demandStoredStmt = chstore.Register("query.demand_stored", "demand_peaks.sql: the kept demand peaks of some locations' months")
 	insertPeaksStmt  = chstore.Register("query.insert_demand_peaks", `INSERT INTO demand_peaks (account_id, live_mode,
-	location_id, direction, month_start, tariff_key, peaks, readings_seen, version, day_peaks, reach_counts, longest) VALUES`)
+	location_id, direction, month_start, tariff_key, peaks, readings_seen, version) VALUES`)
 	demandStoredSQL = renderFixed("demand_stored")
 )
 
@@ -500,13 +500,12 @@ func (c *Pricer) writePeaks(ctx context.Context, scope kwhouse.Scope, dir string
 	}
 	err = c.db.InsertRows(ctx, insertPeaksStmt, len(rows), func(i int) []any {
 		r := rows[i]
-		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.month, r.key, r.peaks, r.seen, ver + uint64(i),
-			nonNil(r.days), nonNil(r.counts), r.longest}
+		return []any{scope.AccountID, scope.LiveByte(), r.loc, dir, r.month, r.key, r.peaks, r.seen, ver + uint64(i)}
 	})
 	if err != nil {
 		return fmt.Errorf("keep demand peaks: %w", err)
 	}
-	return nil
+	return c.writeDays(ctx, scope, dir, rows, ver)
 }
 
 // keepFleetPeaks measures and keeps the stale demand peaks of every location of scope
@@ -542,10 +541,3 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 	return c.demandPeaks(ctx, scope, dir, need)
 }
 
-// nonNil is s, or an empty slice for nil (an empty array column).
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
