@@ -29,8 +29,8 @@ var (
 	demandDatesStmt = chstore.Register("query.demand_dates", "demand_days.sql: the change counts of demand months' reach dates now")
 	insertDaysStmt  = chstore.Register("query.insert_demand_days", `INSERT INTO demand_days (account_id, live_mode,
 	location_id, direction, month_start, tariff_key, day_peaks, reach_counts, longest, version) VALUES`)
-	demandDaysSQL   = renderFixed("demand_days")
-	demandDatesSQL  = renderFixed("demand_dates")
+	demandDaysSQL  = renderFixed("demand_days")
+	demandDatesSQL = renderFixed("demand_dates")
 )
 
 // longestInterval is the longest demand interval (charges.Demand.Interval: 15, 30 or 60

@@ -540,4 +540,3 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 	}
 	return c.demandPeaks(ctx, scope, dir, need)
 }
-
