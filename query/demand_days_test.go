@@ -23,6 +23,9 @@ func TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact(t *testing.T) {
 	f.must(f.do("PUT", "/meters/interval", []any{map[string]any{"location_id": loc, "start_time": long.Format(time.RFC3339),
 		"end_time": long.Add(96 * time.Hour).Format(time.RFC3339), "value": 288000, "units": "WH"}}))
 	f.checkMarchBill(loc, end, "with the four-day reading", 30+72, 9)
+	if err := f.api.App.Pricer.WaitBucketWrites(context.Background(), f.scope); err != nil {
+		t.Fatal(err)
+	}
 	var longest uint32
 	var days uint64
 	err := f.api.App.DB.QueryRow(context.Background(), chstore.Tool(`SELECT argMax(longest, version), argMax(length(day_peaks), version)
