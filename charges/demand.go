@@ -2,7 +2,6 @@ package charges
 
 import (
 	"math"
-	"slices"
 	"time"
 )
 
@@ -77,6 +76,7 @@ func DayPeaks(t *Tariff, m Bucket, readings []Reading, first int) [][]float64 {
 			in = append(in, r)
 		}
 	}
+	from0 := days[first].Unix()
 	ends := make([]int64, len(days)-1-first) // the ends of the days from first, Unix seconds
 	for i := range ends {
 		ends[i] = days[first+i+1].Unix()
@@ -90,7 +90,7 @@ func DayPeaks(t *Tariff, m Bucket, readings []Reading, first int) [][]float64 {
 		}
 		hours := d.Interval.Hours()
 		for start, e := range wh {
-			day, _ := slices.BinarySearch(ends, start+1) // the first day ending after start
+			day := dayOf(ends, from0, start)
 			if kw := e / 1000 / hours; kw > out[day][i] && d.Covers(time.Unix(start, 0).In(t.Zone)) {
 				out[day][i] = kw
 			}
@@ -131,4 +131,18 @@ func intervalStart(t time.Time, zone *time.Location, step time.Duration) time.Ti
 	n := int64(step / time.Second)
 	back := ((wall % n) + n) % n
 	return time.Unix(t.Unix()-back, 0)
+}
+
+// dayOf is the index of the day holding the instant start among consecutive local days
+// from the one starting at from, ends being their ends (Unix seconds): a day lasts 24 hours
+// but on a clock change, so the guess is off by a day at most.
+func dayOf(ends []int64, from, start int64) int {
+	day := max(0, min(int((start-from)/86400), len(ends)-1))
+	for day > 0 && ends[day-1] > start {
+		day--
+	}
+	for ends[day] <= start {
+		day++
+	}
+	return day
 }
