@@ -188,8 +188,8 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write, ba
 	// Priorities: a query with a larger value is paused while one with a smaller value runs
 	// (0 would take a query out of the scheme); Background reads and inserts take 2. An
 	// insert counts as running from the moment its statement is sent, while the client
-	// still builds its block: a background pricer's write-backs at 1 paused the pass's own
-	// reads behind them (docs/costs.md, "Background pricer").
+	// still builds its block: at 1, a background pricer's write-backs would pause the
+	// pass's own later reads (docs/costs.md, "Background pricer").
 	read["priority"], write["priority"] = 1, 1
 	background = Settings{"priority": 2}
 	for k, v := range read {
