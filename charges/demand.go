@@ -25,9 +25,49 @@ const DemandLookback = 24 * time.Hour
 
 // MonthPeaks are t's demand peaks in local month m, one per demand entry: the highest mean
 // power (kW) over the entry's matching intervals that start in m and in t's contract,
-// from the readings starting in [m's start − DemandLookback, m's end).
+// from the readings starting in [m's start − DemandLookback, m's end): the highest of its
+// days' peaks (DayPeaks).
 func MonthPeaks(t *Tariff, m Bucket, readings []Reading) []float64 {
-	lo, hi := maxTime(m.Start, t.From), minTime(m.End, t.To)
+	out := make([]float64, len(t.Demand))
+	for _, day := range DayPeaks(t, m, readings, 0) {
+		for i, p := range day {
+			out[i] = max(out[i], p)
+		}
+	}
+	return out
+}
+
+// MonthDays are the starts of the local days of month m in zone, and m's end: day i is
+// [days[i], days[i+1]).
+func MonthDays(m Bucket, zone *time.Location) []time.Time {
+	local := m.Start.In(zone)
+	days := []time.Time{m.Start}
+	for i := 1; ; i++ {
+		d := time.Date(local.Year(), local.Month(), local.Day()+i, 0, 0, 0, 0, zone)
+		if !d.Before(m.End) {
+			return append(days, m.End)
+		}
+		days = append(days, d)
+	}
+}
+
+// DayPeaks are t's demand peaks of local month m by local day (MonthDays), from day first
+// to the month's last, one per demand entry each: the highest mean power (kW) over the
+// entry's matching intervals that start in the day and in t's contract, from the readings
+// starting in [m's start − DemandLookback, m's end). The days partition the month's
+// intervals by their start, so the month's peak is the highest of its days' peaks, and a
+// day's peak depends only on the readings that overlap it: those whose day is unchanged
+// need not be measured again.
+func DayPeaks(t *Tariff, m Bucket, readings []Reading, first int) [][]float64 {
+	days := MonthDays(m, t.Zone)
+	out := make([][]float64, max(0, len(days)-1-first))
+	for i := range out {
+		out[i] = make([]float64, len(t.Demand))
+	}
+	if len(out) == 0 {
+		return out
+	}
+	lo, hi := maxTime(days[first], maxTime(m.Start, t.From)), minTime(m.End, t.To)
 	// Compared as nanoseconds: a year's readings are scanned once for each of its months.
 	from, to := m.Start.Add(-DemandLookback).UnixNano(), m.End.UnixNano()
 	in := make([]Reading, 0, len(readings)/8) // a year's readings give each month about a twelfth
@@ -36,22 +76,25 @@ func MonthPeaks(t *Tariff, m Bucket, readings []Reading) []float64 {
 			in = append(in, r)
 		}
 	}
+	from0 := days[first].Unix()
+	ends := make([]int64, len(days)-1-first) // the ends of the days from first, Unix seconds
+	for i := range ends {
+		ends[i] = days[first+i+1].Unix()
+	}
 	byStep := map[time.Duration]map[int64]float64{}
-	out := make([]float64, len(t.Demand))
 	for i, d := range t.Demand {
 		wh, ok := byStep[d.Interval]
 		if !ok {
 			wh = IntervalEnergy(in, t.Zone, d.Interval, lo, hi)
 			byStep[d.Interval] = wh
 		}
-		peak := 0.0
 		hours := d.Interval.Hours()
 		for start, e := range wh {
-			if kw := e / 1000 / hours; kw > peak && d.Covers(time.Unix(start, 0).In(t.Zone)) {
-				peak = kw
+			day := dayOf(ends, from0, start)
+			if kw := e / 1000 / hours; kw > out[day][i] && d.Covers(time.Unix(start, 0).In(t.Zone)) {
+				out[day][i] = kw
 			}
 		}
-		out[i] = peak
 	}
 	return out
 }
@@ -88,4 +131,18 @@ func intervalStart(t time.Time, zone *time.Location, step time.Duration) time.Ti
 	n := int64(step / time.Second)
 	back := ((wall % n) + n) % n
 	return time.Unix(t.Unix()-back, 0)
+}
+
+// dayOf is the index of the day holding the instant start among consecutive local days
+// from the one starting at from, ends being their ends (Unix seconds): a day lasts 24 hours
+// but on a clock change, so the guess is off by a day at most.
+func dayOf(ends []int64, from, start int64) int {
+	day := max(0, min(int((start-from)/86400), len(ends)-1))
+	for day > 0 && ends[day-1] > start {
+		day--
+	}
+	for ends[day] <= start {
+		day++
+	}
+	return day
 }

@@ -28,6 +28,9 @@ type DB struct {
 	read       Settings
 	write      Settings
 	background Settings // reads of Background contexts
+	// backgroundWrite is write at the background priority: the inserts of Background
+	// contexts (a background pricer's write-backs).
+	backgroundWrite Settings
 	// quorum is the settings of metadata inserts on a cluster (nil: none), quorumWait how
 	// long a quorum insert or a read of a lagging replica is retried (quorum.go).
 	quorum     Settings
@@ -38,6 +41,12 @@ type DB struct {
 func NewDB(engine Engine, cfg config.ClickHouse, v driver.ServerVersion) *DB {
 	db := &DB{Database: cfg.Database, Cluster: cfg.Cluster, cfg: cfg, engine: engine, bulk: engine, version: v}
 	db.read, db.write, db.background = settingsFor(v, cfg)
+	db.backgroundWrite = Settings{"priority": db.background["priority"]}
+	for k, v := range db.write {
+		if k != "priority" {
+			db.backgroundWrite[k] = v
+		}
+	}
 	if cfg.Cluster != "" && cfg.InsertQuorum > 0 {
 		db.quorum = Settings{"insert_quorum": cfg.InsertQuorum, "insert_quorum_timeout": int(cfg.QuorumWait.Milliseconds())}
 		for k, v := range db.write {
@@ -177,7 +186,10 @@ func settingsFor(v driver.ServerVersion, cfg config.ClickHouse) (read, write, ba
 		read["log_queries_cut_to_length"], write["log_queries_cut_to_length"] = 4<<20, 4<<20
 	}
 	// Priorities: a query with a larger value is paused while one with a smaller value runs
-	// (0 would take a query out of the scheme); Background reads take 2.
+	// (0 would take a query out of the scheme); Background reads and inserts take 2. An
+	// insert counts as running from the moment its statement is sent, while the client
+	// still builds its block: at 1, a background pricer's write-backs would pause the
+	// pass's own later reads (docs/costs.md, "Background pricer").
 	read["priority"], write["priority"] = 1, 1
 	background = Settings{"priority": 2}
 	for k, v := range read {

@@ -125,8 +125,9 @@ func (db *DB) Query(ctx context.Context, st Statement, args ...any) (Rows, error
 
 type backgroundKey struct{}
 
-// Background marks ctx's reads as work that yields to the rest (heavy cost queries): they
-// run at a lower ClickHouse priority, paused while other queries and inserts run.
+// Background marks ctx's reads and inserts as work that yields to the rest (heavy cost
+// queries and their write-backs): they run at a lower ClickHouse priority, paused while
+// other queries and inserts run.
 func Background(ctx context.Context) context.Context {
 	return context.WithValue(ctx, backgroundKey{}, true)
 }
@@ -152,7 +153,11 @@ func (db *DB) Insert(ctx context.Context, st Statement) (Batch, error) {
 	if !st.eventual && db.quorumInsert(st.SQL) {
 		return classifiedBatchOf{&quorumBatch{db: db, ctx: ctx, st: st}}, nil
 	}
-	return classifiedBatch(db.engine.PrepareBatch(ctx, db.write, st.SQL))
+	settings := db.write
+	if ctx.Value(backgroundKey{}) != nil {
+		settings = db.backgroundWrite
+	}
+	return classifiedBatch(db.engine.PrepareBatch(ctx, settings, st.SQL))
 }
 
 // Every error that leaves DB is classified (Classify): a caller branches on kwhouse's

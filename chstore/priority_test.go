@@ -24,8 +24,8 @@ func (e *settingsEngine) PrepareBatch(_ context.Context, s Settings, _ string) (
 func (e *settingsEngine) Ping(context.Context) error { return nil }
 func (e *settingsEngine) Close() error               { return nil }
 
-// Heavy cost queries yield: their reads run at priority 2, every other query and insert at
-// 1 (a larger value is paused while a smaller one runs; 0 would opt out).
+// Heavy cost queries yield: their reads and inserts run at priority 2, every other query
+// and insert at 1 (a larger value is paused while a smaller one runs; 0 would opt out).
 func TestBackgroundReadsYieldToTheRest(t *testing.T) {
 	e := &settingsEngine{}
 	db := NewDB(e, config.ClickHouse{MaxExecutionTime: 30e9, MaxMemoryUsage: 1 << 30}, driver.ServerVersion{})
@@ -40,6 +40,7 @@ func TestBackgroundReadsYieldToTheRest(t *testing.T) {
 		{"background read", func() { _, _ = db.Query(Background(ctx), st) }, 2},
 		{"exec", func() { _ = db.Exec(Background(ctx), st) }, 1},
 		{"insert", func() { _, _ = db.Insert(ctx, st) }, 1},
+		{"background insert", func() { _, _ = db.Insert(Background(ctx), st) }, 2},
 	} {
 		tc.run()
 		if got := e.last["priority"]; got != tc.want {
@@ -48,5 +49,8 @@ func TestBackgroundReadsYieldToTheRest(t *testing.T) {
 	}
 	if db.background["max_execution_time"] != db.read["max_execution_time"] {
 		t.Error("a background read lost the serving caps")
+	}
+	if db.backgroundWrite["max_execution_time"] != db.write["max_execution_time"] {
+		t.Error("a background insert lost the write caps")
 	}
 }

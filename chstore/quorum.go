@@ -21,7 +21,7 @@ var ShardingKeys = map[string]string{"meter_records": "cityHash64(location_id)",
 	// Priced buckets and their change records live with their location's readings
 	// (docs/costs.md, "Priced buckets").
 	"reading_changes": "cityHash64(location_id)", "price_changes": "cityHash64(location_id)",
-	"priced_buckets": "cityHash64(location_id)", "demand_peaks": "cityHash64(location_id)",
+	"priced_buckets": "cityHash64(location_id)", "demand_peaks": "cityHash64(location_id)", "demand_days": "cityHash64(location_id)",
 	"reading_changes_by_month": "cityHash64(location_id)", "priced_months": "cityHash64(location_id)"}
 
 // Read your writes on a cluster (docs/operations.md, "One service on any node"): a

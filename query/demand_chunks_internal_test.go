@@ -28,7 +28,7 @@ func TestDemandChunksKeepEachWindowToItsLocations(t *testing.T) {
 	for i := 0; i < 2500; i++ {
 		need[fmt.Sprintf("loc_%04d", i)] = months(time.December, 1)
 	}
-	got := demandChunks(need)
+	got := demandChunks(need, nil)
 	if len(got) != 4 {
 		t.Fatalf("%d chunks, want 4 (the year, then 1,200 + 1,200 + 100 Decembers)", len(got))
 	}

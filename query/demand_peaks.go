@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -87,7 +88,8 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 				stale[loc] = append(stale[loc], &ms[i])
 			}
 		}
-		return c.measurePeaks(ctx, scope, dir, stale)
+		_, err := c.measurePeaks(ctx, scope, dir, stale, nil)
+		return err
 	}
 	base := []any{chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("dir", dir)}
 	held := c.buckets.peaks.held(scope, dir, need)
@@ -129,7 +131,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	if err != nil {
 		return err
 	}
-	if err := c.measureStale(ctx, scope, dir, stale); err != nil {
+	if err := c.measureStale(ctx, scope, dir, base, stale); err != nil {
 		return err
 	}
 	c.buckets.peaks.keep(scope, dir, append(got, stale...))
@@ -176,20 +178,26 @@ func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, g
 	return got, stale, nil
 }
 
-// measureStale measures the peaks of the stale months and keeps them under their
-// fingerprints now, after the answer (keepPeaks).
-func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, stale []peakMonth) error {
+// measureStale measures the peaks of the stale months, each from its first day whose
+// readings may have changed (dayPlans), and keeps them under their fingerprints now,
+// after the answer (keepPeaks).
+func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, base []any, stale []peakMonth) error {
 	if len(stale) == 0 {
 		return nil
+	}
+	plans, err := c.dayPlans(ctx, base, stale)
+	if err != nil {
+		return err
 	}
 	byLoc := map[string][]*charges.TariffMonth{}
 	for _, pm := range stale {
 		byLoc[pm.loc] = append(byLoc[pm.loc], pm.m)
 	}
-	if err := c.measurePeaks(ctx, scope, dir, byLoc); err != nil {
+	got, err := c.measurePeaks(ctx, scope, dir, byLoc, plans)
+	if err != nil {
 		return err
 	}
-	c.keepPeaks(ctx, scope, dir, stale)
+	c.keepPeaks(ctx, scope, dir, stale, got)
 	return nil
 }
 
@@ -354,12 +362,23 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (
 }
 
 // measurePeaks measures the peaks of the months in need from their readings
-// (TariffMonth.Peaks): a query per demandChunk location-months of one reading window,
-// fleetParallel queries at once.
-func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]*charges.TariffMonth) error {
+// (TariffMonth.Peaks), each as its plan says (nil: the whole month): a query per
+// demandChunk location-months of one reading window, fleetParallel queries at once. It
+// returns what to keep of each month's measurement.
+func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]*charges.TariffMonth,
+	plans map[*charges.TariffMonth]*dayPlan) (map[*charges.TariffMonth]measured, error) {
+	out := make(map[*charges.TariffMonth]measured, len(plans))
+	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fleetParallel)
-	for _, ch := range demandChunks(need) {
+	for _, ms := range need {
+		for _, m := range ms {
+			if plans[m].measuresNone() {
+				out[m] = measureDays(m, plans[m], nil)
+			}
+		}
+	}
+	for _, ch := range demandChunks(need, plans) {
 		g.Go(func() error {
 			readings, err := c.demandReadings(gctx, scope, ch.ids, dir, ch.lo, ch.hi)
 			if err != nil {
@@ -367,13 +386,19 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 			}
 			for _, id := range ch.ids {
 				for _, m := range need[id] {
-					m.Peaks = charges.MonthPeaks(m.Tariff, m.Month, readings[id])
+					if plans[m].measuresNone() {
+						continue
+					}
+					got := measureDays(m, plans[m], readings[id])
+					mu.Lock()
+					out[m] = got
+					mu.Unlock()
 				}
 			}
 			return nil
 		})
 	}
-	return g.Wait()
+	return out, g.Wait()
 }
 
 // demandChunk is a run of locations whose months are measured by one query, from the
@@ -383,49 +408,59 @@ type demandChunk struct {
 	lo, hi time.Time
 }
 
-// demandChunkMonths bounds the location-months of readings one query reads and Go holds
-// at once (a location's month of half-hourly readings is about 90 KB in Go): 100
-// locations' years, or 1,200 locations' month. A pricer pass after a day of readings
-// measures one month of every location: 10,000 locations are 9 statements, not 100 (each
-// reads at least a granule per location, and waits at background priority while
+// demandChunkDays bounds the location-days of readings one query reads and Go holds at
+// once (a location's month of half-hourly readings is about 90 KB in Go): 100 locations'
+// years, 1,200 locations' month (and its day of lookback), or every location's last days
+// of 10,000. A pricer pass after a day of readings measures the last days of one month
+// of every location (dayPlans): 10,000 locations are a statement or two, not 9 or 100
+// (each reads at least a granule per location, and waits at background priority while
 // dashboards' queries run).
-const demandChunkMonths = 1200
+const demandChunkDays = 1200 * 32
 
-// demandChunks cuts the locations of need with months into chunks of one reading window
-// each (the window of their months, sorted by it, then by id) and at most
-// demandChunkMonths months (a location with more is a chunk of its own): a location whose
-// year is measured never widens the window of those whose last month is.
-func demandChunks(need map[string][]*charges.TariffMonth) []demandChunk {
+// demandChunks cuts the locations of need with months to measure into chunks of one
+// reading window each (the window of their months, sorted by it, then by id) and at most
+// demandChunkDays location-days (a location with more is a chunk of its own): a location
+// whose year is measured never widens the window of those whose last month is. A month's
+// readings start from its plan's from (whole: a day before it); a month whose plan
+// measures no day reads none.
+func demandChunks(need map[string][]*charges.TariffMonth, plans map[*charges.TariffMonth]*dayPlan) []demandChunk {
 	var all []demandChunk
 	for id, ms := range need {
-		if len(ms) == 0 {
-			continue
-		}
 		ch := demandChunk{ids: []string{id}}
 		for _, m := range ms {
-			if s := m.Month.Start.Add(-charges.DemandLookback); ch.lo.IsZero() || s.Before(ch.lo) {
+			p := plans[m]
+			if p.measuresNone() {
+				continue
+			}
+			s := m.Month.Start.Add(-charges.DemandLookback)
+			if p != nil {
+				s = p.from
+			}
+			if ch.lo.IsZero() || s.Before(ch.lo) {
 				ch.lo = s
 			}
 			if m.Month.End.After(ch.hi) {
 				ch.hi = m.Month.End
 			}
 		}
-		all = append(all, ch)
+		if !ch.lo.IsZero() {
+			all = append(all, ch)
+		}
 	}
 	slices.SortFunc(all, func(a, b demandChunk) int {
 		return cmp.Or(a.lo.Compare(b.lo), a.hi.Compare(b.hi), strings.Compare(a.ids[0], b.ids[0]))
 	})
 	var out []demandChunk
-	months := 0
+	days := 0
 	for _, ch := range all {
-		n := len(need[ch.ids[0]])
+		n := int((ch.hi.Sub(ch.lo) + 24*time.Hour - 1) / (24 * time.Hour))
 		last := len(out) - 1
-		if last >= 0 && out[last].lo.Equal(ch.lo) && out[last].hi.Equal(ch.hi) && months+n <= demandChunkMonths {
+		if last >= 0 && out[last].lo.Equal(ch.lo) && out[last].hi.Equal(ch.hi) && days+n <= demandChunkDays {
 			out[last].ids = append(out[last].ids, ch.ids[0])
-			months += n
+			days += n
 			continue
 		}
-		out, months = append(out, ch), n
+		out, days = append(out, ch), n
 	}
 	return out
 }
@@ -438,6 +473,7 @@ type keptRow struct {
 	key   string
 	peaks []float64
 	seen  uint64
+	measured
 }
 
 // keepPeaks writes back, after the answer (writeBacks, as priced buckets are), the
@@ -447,10 +483,11 @@ type keptRow struct {
 // another process a measurement of those months, never a wrong bill. A backfilled
 // location's year measured and kept on the answer's path took 72 ms at p50 against 35–40
 // ms without charges (docs/benchmarks.md, "Bill charges").
-func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, measured []peakMonth) {
-	rows := make([]keptRow, len(measured))
-	for i, r := range measured {
-		rows[i] = keptRow{loc: r.loc, month: r.m.Month.Start.UTC(), key: keptKeyPrefix + r.m.Tariff.Key, peaks: r.m.Peaks, seen: r.now}
+func (c *Pricer) keepPeaks(ctx context.Context, scope kwhouse.Scope, dir string, months []peakMonth, got map[*charges.TariffMonth]measured) {
+	rows := make([]keptRow, len(months))
+	for i, r := range months {
+		rows[i] = keptRow{loc: r.loc, month: r.m.Month.Start.UTC(), key: keptKeyPrefix + r.m.Tariff.Key, peaks: r.m.Peaks, seen: r.now,
+			measured: got[r.m]}
 	}
 	c.buckets.writes.start(ctx, scope, func(ctx context.Context) error { return c.writePeaks(ctx, scope, dir, rows) })
 }
@@ -468,7 +505,7 @@ func (c *Pricer) writePeaks(ctx context.Context, scope kwhouse.Scope, dir string
 	if err != nil {
 		return fmt.Errorf("keep demand peaks: %w", err)
 	}
-	return nil
+	return c.writeDays(ctx, scope, dir, rows, ver)
 }
 
 // keepFleetPeaks measures and keeps the stale demand peaks of every location of scope

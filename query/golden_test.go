@@ -55,6 +55,8 @@ var goldenShapes = []struct {
 	{"carbon_records.sql", "carbon_records", pricingShape{Dedup: dedupArgMax, Session: true}},
 	{"demand_readings.sql", "demand_readings", demandShape},
 	{"demand_stored.sql", "demand_stored", nil},
+	{"demand_days.sql", "demand_days", nil},
+	{"demand_dates.sql", "demand_dates", nil},
 	{"plan_segments_market.sql", "plan_segments", pricingShape{Markets: true}},
 }
 

@@ -19,13 +19,14 @@ import (
 var (
 	insertPriceChangesStmt = chstore.Register("tariffs.price_changes",
 		"INSERT INTO price_changes (account_id, live_mode, location_id, day, n, version) VALUES")
-	// A deleted location's kept sums: its priced buckets, priced months and demand peaks (deleteKept).
+	// A deleted location's kept sums: its priced buckets, priced months, demand peaks and days (deleteKept).
 	dropKeptStmts = []struct {
 		table string
 		stmt  chstore.Statement
 	}{
 		{"priced_buckets", chstore.Register("tariffs.drop_buckets", "ALTER TABLE priced_buckets DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")},
 		{"demand_peaks", chstore.Register("tariffs.drop_demand_peaks", "ALTER TABLE demand_peaks DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")},
+		{"demand_days", chstore.Register("tariffs.drop_demand_days", "ALTER TABLE demand_days DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")},
 		{"priced_months", chstore.Register("tariffs.drop_months", "ALTER TABLE priced_months DELETE WHERE account_id = ? AND live_mode = ? AND location_id = ?")},
 	}
 )

@@ -1,0 +1,24 @@
+{{define "demand_days"}}
+-- What some locations' stale demand months are measured again from (docs/costs.md, "Bill
+-- charges"): for each stored version of each (location, month, tariff key) of the
+-- locations of the external table _locs in one direction, months starting in [@m0, @m1]:
+-- the peaks of each local day, the change counts of the reach's dates they were measured
+-- under and the longest reading measured. The reader keeps the latest version of each.
+SELECT location_id, toUInt32(month_start) AS month, tariff_key, version, day_peaks, reach_counts, longest
+FROM demand_days
+WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs) AND direction = @dir
+    AND month_start >= toDateTime(@m0) AND month_start <= toDateTime(@m1)
+    AND substring(tariff_key, 1, length(@kept_prefix)) = @kept_prefix
+{{end}}
+
+{{define "demand_dates"}}
+-- The change counts now of the location-level readings of one direction of the locations
+-- of _locs, per UTC date of [@d0, @d1] (reading_changes: rows written, never decreasing):
+-- read after the month reach fingerprints (month_prints.sql), so that every write those
+-- count is counted here too.
+SELECT location_id, toUInt32(day) AS date, sum(n) AS n
+FROM reading_changes
+WHERE account_id = @account AND live_mode = @live AND location_id IN (SELECT location_id FROM _locs) AND device_id = ''
+    AND direction = @dir AND day >= toDate(@d0) AND day <= toDate(@d1)
+GROUP BY location_id, date
+{{end}}

@@ -1,0 +1,53 @@
+package query_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kwhouse/kwhouse/chstore"
+)
+
+// TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact: a kept month is measured again
+// from its first changed day on (docs/costs.md, "Bill charges"), and its bill stays the
+// bill of its readings now. The London home's 1 kW of 1–5 March and a four-day reading of 3
+// kW from 10 March (288 kWh) bill a 3 kW peak (demand 9); a 1 kWh hour on 13 March, inside
+// the four-day reading, makes it 4 kW (demand 12): the days from 12 March are measured
+// again from the readings that reach them, the four-day reading of two days before
+// included, the days before keep their peaks. An hour of 1 April, in March's reach (its
+// fingerprint changes) but after it, measures no day of March again.
+func TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact(t *testing.T) {
+	f, loc, reads := newDemandHome(t, nil)
+	end := "2024-03-31T23:00:00Z"
+	long := time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)
+	f.must(f.do("PUT", "/meters/interval", []any{map[string]any{"location_id": loc, "start_time": long.Format(time.RFC3339),
+		"end_time": long.Add(96 * time.Hour).Format(time.RFC3339), "value": 288000, "units": "WH"}}))
+	f.checkMarchBill(loc, end, "with the four-day reading", 30+72, 9)
+	if err := f.api.App.Pricer.WaitBucketWrites(context.Background(), f.scope); err != nil {
+		t.Fatal(err)
+	}
+	var longest uint32
+	var days uint64
+	err := f.api.App.DB.QueryRow(context.Background(), chstore.Tool(`SELECT argMax(longest, version), argMax(length(day_peaks), version)
+		FROM demand_days WHERE location_id = ?`), loc).Scan(&longest, &days)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if longest != 96*3600 || days != 31 {
+		t.Fatalf("kept March: longest reading %d s, %d day peaks; want %d s and 31", longest, days, 96*3600)
+	}
+	before := reads.measured.Load()
+	f.readings(loc, time.Date(2024, 3, 13, 12, 0, 0, 0, time.UTC), 1, 1000)
+	f.checkMarchBill(loc, end, "after an hour of 13 March", 30+72+0.25, 12)
+	if n := reads.measured.Load() - before; n != 1 {
+		t.Errorf("the bill measured its month with %d reads of readings, want 1", n)
+	}
+	f.readings(loc, time.Date(2024, 3, 2, 12, 0, 0, 0, time.UTC), 1, 6000)
+	f.checkMarchBill(loc, end, "after a 6 kWh hour of 2 March", 30+72+0.25-0.25+1.5, 18)
+	before = reads.measured.Load()
+	f.readings(loc, time.Date(2024, 4, 1, 12, 0, 0, 0, time.UTC), 1, 9000)
+	f.checkMarchBill(loc, end, "after an hour of 1 April", 30+72+0.25-0.25+1.5, 18)
+	if n := reads.measured.Load() - before; n != 0 {
+		t.Errorf("an hour of 1 April, in March's reach but after it, read March's readings %d time(s)", n)
+	}
+}
