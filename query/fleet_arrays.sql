@@ -4,11 +4,12 @@
 -- batch's distinct price timelines (locations on one product share one; cost_arrays.sql
 -- has the layout of a timeline) arrive as constant arrays, concatenated: timeline tl's
 -- bucket index starts at (tl - 1) × @nb. Each record finds its location's timeline with
--- transform and is priced against the few segments it can touch; records are summed per
--- location, device and bucket. The per-record money is a WITH list, so the sums need no
--- third level.
+-- its number (fleet_li) and is priced against the few segments it can touch; records are
+-- summed per location, device and bucket. The per-record money is a WITH list, so the sums
+-- need no third level.
 WITH
-    transform(loc, @act_loc, @tl, toUInt32(0)) AS tl,
+    {{template "fleet_li"}},
+    arrayElement(@tl, li) AS tl,
     -- Which components have tariffs is part of the price key: one bit set per timeline.
     arrayElement(@tl_bits, tl) AS act,
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
@@ -17,7 +18,7 @@ WITH
     {{- template "arrays_component" .}}
 {{- end}}
     {{- template "arrays_money"}}
-SELECT loc, dev, {{template "fleet_key" .}},
+SELECT {{template "fleet_group" .}}, {{template "fleet_key" .}},
     -- Every aggregate costs each record a call (a fleet month on 18.16: ~5 ms each), so a
     -- component no timeline has is summed as the constant it is.
     sum(e) AS energy, sum(m_com) + {{.Summed 2 "sum(m_non)" "0."}} AS money, sum(m_com) AS money_com,
@@ -29,8 +30,8 @@ FROM
 (
     {{template "readings" .}}
 )
-GROUP BY loc, dev, k, kend, ktr
-ORDER BY loc, dev, k, kend, ktr
+GROUP BY {{template "fleet_group_by" .}}, k, kend, ktr
+ORDER BY gloc, gdev, k, kend, ktr
 {{end}}
 
 {{define "fleet_dirty"}}

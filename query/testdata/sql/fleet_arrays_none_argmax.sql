@@ -3,11 +3,12 @@
 -- batch's distinct price timelines (locations on one product share one; cost_arrays.sql
 -- has the layout of a timeline) arrive as constant arrays, concatenated: timeline tl's
 -- bucket index starts at (tl - 1) × @nb. Each record finds its location's timeline with
--- transform and is priced against the few segments it can touch; records are summed per
--- location, device and bucket. The per-record money is a WITH list, so the sums need no
--- third level.
+-- its number (fleet_li) and is priced against the few segments it can touch; records are
+-- summed per location, device and bucket. The per-record money is a WITH list, so the sums
+-- need no third level.
 WITH
-    transform(loc, @act_loc, @tl, toUInt32(0)) AS tl,
+    transform(loc, @act_loc, @act_n, toUInt32(0)) AS li,
+    arrayElement(@tl, li) AS tl,
     -- Which components have tariffs is part of the price key: one bit set per timeline.
     arrayElement(@tl_bits, tl) AS act,
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
@@ -40,7 +41,7 @@ WITH
 ,
     multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com, if(tr = 1, m2, 0.) AS m_non,
     least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
-SELECT loc, dev, toUInt32(0) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
+SELECT any(loc) AS gloc, any(dev) AS gdev, toUInt32(0) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
     -- Every aggregate costs each record a call (a fleet month on 18.16: ~5 ms each), so a
     -- component no timeline has is summed as the constant it is.
     sum(e) AS energy, sum(m_com) + sum(m_non) AS money, sum(m_com) AS money_com,
@@ -75,5 +76,5 @@ FROM
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
     GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
 )
-GROUP BY loc, dev, k, kend, ktr
-ORDER BY loc, dev, k, kend, ktr
+GROUP BY li, k, kend, ktr
+ORDER BY gloc, gdev, k, kend, ktr
