@@ -34,12 +34,17 @@ ORDER BY gloc, gdev, k, kend, ktr
 
 {{define "fleet_group"}}
 {{- /* A group's location and device. Groups are keyed by the location's number li (its
-place in @act_loc) and, by device, the device: a key of fixed width hashes faster than one
-of strings (a fleet month by DAY on 18.16: the untiered query ~20 ms of ~300 ms CPU less). */ -}}
-any(loc) AS gloc, {{if .Devices}}dev{{else}}any(dev){{end}} AS gdev
+place in @act_loc) and, by device, the device; the device of any other group is the one the
+readings are filtered on (readings_rows). Ids are not carried past the records: a key of
+fixed width hashes faster than one of strings, and strings copied through the levels cost
+as much again (a fleet month by DAY on 18.16: the untiered query ~45 ms of ~300 ms CPU less,
+the tiered ~50 ms of ~270 ms). */ -}}
+arrayElement(@act_loc, li) AS gloc, {{if .Devices}}dev{{else if .Device}}@device{{else}}''{{end}} AS gdev
 {{- end}}
 
 {{define "fleet_group_by"}}li{{if .Devices}}, dev{{end}}{{end}}
+
+{{define "fleet_dev"}}{{if .Devices}}dev, {{end}}{{end}}
 
 {{define "fleet_key"}}
 {{- /* The bucket of a row: k its start (a reading's start, a local day's or month's, 0 for
@@ -59,7 +64,7 @@ the window), and for a reading its end, tariff rate and references. */ -}}
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
-SELECT loc, dev, {{template "fleet_li"}}, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
+SELECT {{template "fleet_dev" .}}{{template "fleet_li"}}, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0{{if .Session}} AND sess = @session{{end}}) AS is_out,
 {{- if .Refs}} sess, ref,{{end}}
     arrayElement(@act_bits, li) AS act,
@@ -90,7 +95,7 @@ FROM ({{template "segment_source" .}})
 
 {{define "fleet_single"}}
 -- Untiered: each record split at every price segment it meets, priced where it lies.
-SELECT loc, dev, li, rid, rs, re, comp, act, tr, e,{{if .Refs}} sess, ref,{{end}}
+SELECT {{template "fleet_dev" .}}li, rid, rs, re, comp, act, tr, e,{{if .Refs}} sess, ref,{{end}}
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
@@ -104,7 +109,7 @@ WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 -- Tiered (the one definition of tier pieces): each record split at every price segment of
 -- its components; pieces run their tier counters per location and device, component and
 -- tier period (comp 0 holds the records themselves and prices nothing).
-SELECT gloc AS loc, gdev AS dev, li, it.1 AS rs, it.2 AS re, comp, act,
+SELECT {{template "fleet_dev" .}}li, it.1 AS rs, it.2 AS re, comp, act,
     it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,{{if .Refs}} it.12 AS sess, it.13 AS ref,{{end}}
     gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
@@ -113,7 +118,7 @@ FROM
 (
     -- Records meet the segments of their hours and the pieces are gathered per tier
     -- period in one level (one level fewer for 18.16 to analyse again).
-    SELECT {{template "fleet_group" .}}, li, comp, any(act) AS act,
+    SELECT {{template "fleet_dev" .}}li, comp, any(act) AS act,
 {{- if not .Dedup}}
         -- comp 0 holds each row once, lookback rows too (their counts run the counters).
         {{repeats "rid" "comp = 0"}} AS gdirty,

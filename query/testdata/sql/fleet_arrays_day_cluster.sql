@@ -41,7 +41,7 @@ WITH
 ,
     multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com, if(tr = 1, m2, 0.) AS m_non,
     least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
-SELECT any(loc) AS gloc, any(dev) AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
+SELECT arrayElement(@act_loc, li) AS gloc, '' AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
     -- Every aggregate costs each record a call (a fleet month on 18.16: ~5 ms each), so a
     -- component no timeline has is summed as the constant it is.
     sum(e) AS energy, sum(m_com) + sum(m_non) AS money, sum(m_com) AS money_com,

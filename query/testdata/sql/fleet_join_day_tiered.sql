@@ -5,7 +5,7 @@
 -- pieces; its confidence is the least of its records' and pieces' confidences, or 0 when
 -- a component with tariffs leaves some second of a record unpriced (segments of one
 -- component never overlap, so covered seconds fall short of record seconds exactly then).
-SELECT any(loc) AS gloc, any(dev) AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
+SELECT arrayElement(@act_loc, li) AS gloc, '' AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
     sumIf(e, comp = 0) AS energy, sum(xm) AS money, sumIf(xm, comp != 2) AS money_com, sumIf(xm, comp = 2) AS money_non,
     least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2)) OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
@@ -17,7 +17,7 @@ FROM
 -- Tiered (the one definition of tier pieces): each record split at every price segment of
 -- its components; pieces run their tier counters per location and device, component and
 -- tier period (comp 0 holds the records themselves and prices nothing).
-SELECT gloc AS loc, gdev AS dev, li, it.1 AS rs, it.2 AS re, comp, act,
+SELECT li, it.1 AS rs, it.2 AS re, comp, act,
     it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
     gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
@@ -26,7 +26,7 @@ FROM
 (
     -- Records meet the segments of their hours and the pieces are gathered per tier
     -- period in one level (one level fewer for 18.16 to analyse again).
-    SELECT any(loc) AS gloc, any(dev) AS gdev, li, comp, any(act) AS act,
+    SELECT li, comp, any(act) AS act,
         -- comp 0 holds each row once, lookback rows too (their counts run the counters).
         toUInt8(has(arrayPopFront(arrayDifference(arraySort(groupArrayIf(rid, comp = 0)))), 0)) AS gdirty,
         -- Pieces that start before the window (the tier lookback; every reported record
@@ -49,7 +49,7 @@ FROM
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
-SELECT loc, dev, transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
+SELECT transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0) AS is_out,
     arrayElement(@act_bits, li) AS act,
     -- Locations on one product are priced by the segments of one of them, numbered (rep:

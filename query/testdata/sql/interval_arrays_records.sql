@@ -35,7 +35,7 @@ WITH
 ,
     multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com, if(tr = 1, m2, 0.) AS m_non,
     least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
-SELECT any(loc) AS gloc, any(dev) AS gdev, rs AS k, re AS kend, tr AS ktr, any(sess) AS ksess, any(ref) AS kref,
+SELECT arrayElement(@act_loc, li) AS gloc, '' AS gdev, rs AS k, re AS kend, tr AS ktr, any(sess) AS ksess, any(ref) AS kref,
     -- Every aggregate costs each record a call (a fleet month on 18.16: ~5 ms each), so a
     -- component no timeline has is summed as the constant it is.
     sum(e) AS energy, sum(m_com) + 0. AS money, sum(m_com) AS money_com,
