@@ -8,7 +8,7 @@
 -- component never overlap, so covered seconds fall short of record seconds exactly then).
 SELECT {{template "fleet_group" .}}, {{template "fleet_key" .}},
     sumIf(e, comp = 0) AS energy, sum(xm) AS money, sumIf(xm, comp != 2) AS money_com, sumIf(xm, comp = 2) AS money_non,
-    least(min(xc), {{uncovered "any(act)" "sumIf(xlen, tr = 1)" "sumIf(xcov, comp = 1)" "sumIf(xcov, comp = 2)" "sumIf(xlen, tr = 2)" "sumIf(xcov, comp = 3)"}}) AS confidence,
+    least(min(xc), {{uncovered "arrayElement(@act_bits, li)" "sumIf(xlen, tr = 1)" "sumIf(xcov, comp = 1)" "sumIf(xcov, comp = 2)" "sumIf(xlen, tr = 2)" "sumIf(xcov, comp = 3)"}}) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
     -- When the bucket's last record ends (priced buckets: docs/costs.md).
     max(re) AS reach,
@@ -59,15 +59,15 @@ the window), and for a reading its end, tariff rate and references. */ -}}
 {{- end}}
 
 {{define "fleet_records"}}
--- The fleet's meter records (location-level, or devices'), with the components that have
--- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
+-- The fleet's meter records (location-level, or devices'), with their location's number
+-- li (which components have tariffs there is @act_bits[li], read of each group once, after
+-- the sums: not aggregated per record) and a sentinel hour 0 that no segment has, so
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
 SELECT {{template "fleet_dev" .}}{{template "fleet_li"}}, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0{{if .Session}} AND sess = @session{{end}}) AS is_out,
 {{- if .Refs}} sess, ref,{{end}}
-    arrayElement(@act_bits, li) AS act,
     -- Locations on one product are priced by the segments of one of them, numbered (rep:
     -- its place in @rep_locs): the JOIN's hash table holds each product's segments once,
     -- keyed by numbers (a fleet month's 100 tiered locations on 18.16: ~25 ms of ~260 ms
@@ -95,7 +95,7 @@ FROM ({{template "segment_source" .}})
 
 {{define "fleet_single"}}
 -- Untiered: each record split at every price segment it meets, priced where it lies.
-SELECT {{template "fleet_dev" .}}li, rid, rs, re, comp, act, tr, e,{{if .Refs}} sess, ref,{{end}}
+SELECT {{template "fleet_dev" .}}li, rid, rs, re, comp, tr, e,{{if .Refs}} sess, ref,{{end}}
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
@@ -109,7 +109,7 @@ WHERE hb = 0 OR (ss < re AND se > rs AND hb = intDiv(greatest(rs, ss), 3600))
 -- Tiered (the one definition of tier pieces): each record split at every price segment of
 -- its components; pieces run their tier counters per location and device, component and
 -- tier period (comp 0 holds the records themselves and prices nothing).
-SELECT {{template "fleet_dev" .}}li, it.1 AS rs, it.2 AS re, comp, act,
+SELECT {{template "fleet_dev" .}}li, it.1 AS rs, it.2 AS re, comp,
     it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,{{if .Refs}} it.12 AS sess, it.13 AS ref,{{end}}
     gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
@@ -118,7 +118,7 @@ FROM
 (
     -- Records meet the segments of their hours and the pieces are gathered per tier
     -- period in one level (one level fewer for 18.16 to analyse again).
-    SELECT {{template "fleet_dev" .}}li, comp, any(act) AS act,
+    SELECT {{template "fleet_dev" .}}li, comp,
 {{- if not .Dedup}}
         -- comp 0 holds each row once, lookback rows too (their counts run the counters).
         {{repeats "rid" "comp = 0"}} AS gdirty,

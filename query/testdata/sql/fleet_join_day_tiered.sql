@@ -7,7 +7,7 @@
 -- component never overlap, so covered seconds fall short of record seconds exactly then).
 SELECT arrayElement(@act_loc, li) AS gloc, '' AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
     sumIf(e, comp = 0) AS energy, sum(xm) AS money, sumIf(xm, comp != 2) AS money_com, sumIf(xm, comp = 2) AS money_non,
-    least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2)) OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
+    least(min(xc), if((bitAnd(arrayElement(@act_bits, li), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1)) OR (bitAnd(arrayElement(@act_bits, li), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2)) OR (bitAnd(arrayElement(@act_bits, li), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
     -- When the bucket's last record ends (priced buckets: docs/costs.md).
     max(re) AS reach,
@@ -17,7 +17,7 @@ FROM
 -- Tiered (the one definition of tier pieces): each record split at every price segment of
 -- its components; pieces run their tier counters per location and device, component and
 -- tier period (comp 0 holds the records themselves and prices nothing).
-SELECT li, it.1 AS rs, it.2 AS re, comp, act,
+SELECT li, it.1 AS rs, it.2 AS re, comp,
     it.3 AS tr, it.4 AS e, it.5 AS xc, it.6 AS xcov, it.7 AS xlen,
     gdirty AS xdirty,
     -- The counter runs over [cum - wh, cum): each band's part at its price (bandMoney).
@@ -26,7 +26,7 @@ FROM
 (
     -- Records meet the segments of their hours and the pieces are gathered per tier
     -- period in one level (one level fewer for 18.16 to analyse again).
-    SELECT li, comp, any(act) AS act,
+    SELECT li, comp,
         -- comp 0 holds each row once, lookback rows too (their counts run the counters).
         toUInt8(has(arrayPopFront(arrayDifference(arraySort(groupArrayIf(rid, comp = 0)))), 0)) AS gdirty,
         -- Pieces that start before the window (the tier lookback; every reported record
@@ -44,14 +44,14 @@ FROM
                 toUInt64(ps) * 4294967296 + rid % 4294967296, (rs, re, tr, if(comp = 0, e, 0.), if(comp = 0, rc, least(rc, sconf)), pcov, if(comp = 0, toInt64(re - rs), 0),
     pwh, hi, price, is_out)), comp != 0 AND ps >= @w0)))) AS items
     FROM (
--- The fleet's meter records (location-level, or devices'), with the components that have
--- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
+-- The fleet's meter records (location-level, or devices'), with their location's number
+-- li (which components have tariffs there is @act_bits[li], read of each group once, after
+-- the sums: not aggregated per record) and a sentinel hour 0 that no segment has, so
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
 SELECT transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0) AS is_out,
-    arrayElement(@act_bits, li) AS act,
     -- Locations on one product are priced by the segments of one of them, numbered (rep:
     -- its place in @rep_locs): the JOIN's hash table holds each product's segments once,
     -- keyed by numbers (a fleet month's 100 tiered locations on 18.16: ~25 ms of ~260 ms

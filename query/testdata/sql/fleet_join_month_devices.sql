@@ -7,7 +7,7 @@
 -- component never overlap, so covered seconds fall short of record seconds exactly then).
 SELECT arrayElement(@act_loc, li) AS gloc, dev AS gdev, toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
     sumIf(e, comp = 0) AS energy, sum(xm) AS money, sumIf(xm, comp != 2) AS money_com, sumIf(xm, comp = 2) AS money_non,
-    least(min(xc), if((bitAnd(any(act), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2)) OR (bitAnd(any(act), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
+    least(min(xc), if((bitAnd(arrayElement(@act_bits, li), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1)) OR (bitAnd(arrayElement(@act_bits, li), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2)) OR (bitAnd(arrayElement(@act_bits, li), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
     -- When the bucket's last record ends (priced buckets: docs/costs.md).
     max(re) AS reach,
@@ -16,20 +16,20 @@ SELECT arrayElement(@act_loc, li) AS gloc, dev AS gdev, toUInt32(toDateTime(toSt
 FROM
 (
 -- Untiered: each record split at every price segment it meets, priced where it lies.
-SELECT dev, li, rid, rs, re, comp, act, tr, e,
+SELECT dev, li, rid, rs, re, comp, tr, e,
     if(comp = 0, rc, least(rc, sconf)) AS xc,
     if(comp = 0, 0, toInt64(least(re, se)) - toInt64(greatest(rs, ss))) AS xcov,
     if(comp = 0, toInt64(re - rs), 0) AS xlen,
     if(comp = 0, 0., e / (re - rs) * (xcov * price[1]) / 1000) AS xm
 FROM (
--- The fleet's meter records (location-level, or devices'), with the components that have
--- tariffs at their location as bits (act) and a sentinel hour 0 that no segment has, so
+-- The fleet's meter records (location-level, or devices'), with their location's number
+-- li (which components have tariffs there is @act_bits[li], read of each group once, after
+-- the sums: not aggregated per record) and a sentinel hour 0 that no segment has, so
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
 SELECT dev, transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0) AS is_out,
-    arrayElement(@act_bits, li) AS act,
     -- Locations on one product are priced by the segments of one of them, numbered (rep:
     -- its place in @rep_locs): the JOIN's hash table holds each product's segments once,
     -- keyed by numbers (a fleet month's 100 tiered locations on 18.16: ~25 ms of ~260 ms
