@@ -31,7 +31,7 @@ FROM
     {{template "readings" .}}
 )
 GROUP BY {{template "fleet_group_by" .}}, k, kend, ktr
-ORDER BY gloc, gdev, k, kend, ktr
+ORDER BY li, gdev, k, kend, ktr
 {{end}}
 
 {{define "fleet_dirty"}}

@@ -285,7 +285,8 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 	// its destinations made per row escaped to the heap, and the sums grown step by step
 	// allocated about five times what they hold (a cold fleet month, 31,000 sums: 33 MiB).
 	var s fleetSum
-	dest := []any{&s.Loc, &s.Dev, &s.Key, &s.KeyEnd, &s.TariffRate, &s.Session, &s.Reference, &s.Energy, &s.Money,
+	var li uint32 // the location's number: its place in b.ids (fleet_group)
+	dest := []any{&li, &s.Dev, &s.Key, &s.KeyEnd, &s.TariffRate, &s.Session, &s.Reference, &s.Energy, &s.Money,
 		&s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.NImport, &s.NExport, &s.Reach, &s.Dirty}
 	for rows.Next() {
 		if req.one.maxRows > 0 && len(out) == req.one.maxRows {
@@ -295,6 +296,10 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan fleet row: %w", err)
 		}
+		if li < 1 || int(li) > len(b.ids) {
+			return nil, fmt.Errorf("fleet row of location number %d in a batch of %d", li, len(b.ids))
+		}
+		s.Loc = b.ids[li-1]
 		out = append(out, s)
 	}
 	return out, rows.Err()

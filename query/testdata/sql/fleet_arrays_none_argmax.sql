@@ -39,7 +39,7 @@ WITH
 ,
     multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com, if(tr = 1, m2, 0.) AS m_non,
     least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
-SELECT arrayElement(@act_loc, li) AS gloc, '' AS gdev, toUInt32(0) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
+SELECT li, '' AS gdev, toUInt32(0) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
     -- Every aggregate costs each record a call (a fleet month on 18.16: ~5 ms each), so a
     -- component no timeline has is summed as the constant it is, and which components have
     -- tariffs (part of the price key: one bit set per timeline, @tl_bits) is read of the
@@ -77,4 +77,4 @@ FROM
     GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
 )
 GROUP BY li, k, kend, ktr
-ORDER BY gloc, gdev, k, kend, ktr
+ORDER BY li, gdev, k, kend, ktr

@@ -5,7 +5,7 @@
 -- pieces; its confidence is the least of its records' and pieces' confidences, or 0 when
 -- a component with tariffs leaves some second of a record unpriced (segments of one
 -- component never overlap, so covered seconds fall short of record seconds exactly then).
-SELECT arrayElement(@act_loc, li) AS gloc, '' AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
+SELECT li, '' AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
     sumIf(e, comp = 0) AS energy, sum(xm) AS money, sumIf(xm, comp != 2) AS money_com, sumIf(xm, comp = 2) AS money_non,
     least(min(xc), if((bitAnd(arrayElement(@act_bits, li), 1) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 1)) OR (bitAnd(arrayElement(@act_bits, li), 2) != 0 AND sumIf(xlen, tr = 1) > sumIf(xcov, comp = 2)) OR (bitAnd(arrayElement(@act_bits, li), 4) != 0 AND sumIf(xlen, tr = 2) > sumIf(xcov, comp = 3)), 0., 1.)) AS confidence,
     countIf(comp = 0 AND tr = 1) AS n_import, countIf(comp = 0 AND tr = 2) AS n_export,
@@ -98,4 +98,4 @@ ARRAY JOIN
 WHERE it.11 = 1
 )
 GROUP BY li, k, kend, ktr
-ORDER BY gloc, gdev, k, kend, ktr
+ORDER BY li, gdev, k, kend, ktr

@@ -33,7 +33,7 @@ WITH
 ,
     multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com, if(tr = 1, m2, 0.) AS m_non,
     least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
-SELECT arrayElement(@act_loc, li) AS gloc, '' AS gdev, rs AS k, re AS kend, tr AS ktr, any(sess) AS ksess, any(ref) AS kref,
+SELECT li, '' AS gdev, rs AS k, re AS kend, tr AS ktr, any(sess) AS ksess, any(ref) AS kref,
     -- Every aggregate costs each record a call (a fleet month on 18.16: ~5 ms each), so a
     -- component no timeline has is summed as the constant it is, and which components have
     -- tariffs (part of the price key: one bit set per timeline, @tl_bits) is read of the
@@ -68,4 +68,4 @@ FROM
     GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
 )
 GROUP BY li, k, kend, ktr
-ORDER BY gloc, gdev, k, kend, ktr
+ORDER BY li, gdev, k, kend, ktr
