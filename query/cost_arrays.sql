@@ -4,7 +4,7 @@ bucket of @bucket seconds from @t0) naming the few segments a record can touch. 
 {{define "arrays_component"}}
 {{- /* Money, covered seconds and confidence of one component for each record. */ -}}
 {{- if not .Present}},
-        -- No segment of component {{.N}}: nothing to pay and nothing covered (act says
+        -- No segment of component {{.N}}: nothing to pay and nothing covered (@tl_bits says
         -- whether the component has tariffs, so whether uncovered time lowers confidence).
         0. AS m{{.N}}, toInt64(0) AS cov{{.N}}, 1. AS c{{.N}}
 {{- else}}

@@ -4,33 +4,34 @@
 -- batch's distinct price timelines (locations on one product share one; cost_arrays.sql
 -- has the layout of a timeline) arrive as constant arrays, concatenated: timeline tl's
 -- bucket index starts at (tl - 1) × @nb. Each record finds its location's timeline with
--- transform and is priced against the few segments it can touch; records are summed per
--- location, device and bucket. The per-record money is a WITH list, so the sums need no
--- third level.
+-- its number (fleet_li) and is priced against the few segments it can touch; records are
+-- summed per location, device and bucket. The per-record money is a WITH list, so the sums
+-- need no third level.
 WITH
-    transform(loc, @act_loc, @tl, toUInt32(0)) AS tl,
-    -- Which components have tariffs is part of the price key: one bit set per timeline.
-    arrayElement(@tl_bits, tl) AS act,
+    {{template "fleet_li"}},
+    arrayElement(@tl, li) AS tl,
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
     toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1
 {{- range .Comps}}
     {{- template "arrays_component" .}}
 {{- end}}
     {{- template "arrays_money"}}
-SELECT loc, dev, {{template "fleet_key" .}},
+SELECT {{template "fleet_group" .}}, {{template "fleet_key" .}},
     -- Every aggregate costs each record a call (a fleet month on 18.16: ~5 ms each), so a
-    -- component no timeline has is summed as the constant it is.
+    -- component no timeline has is summed as the constant it is, and which components have
+    -- tariffs (part of the price key: one bit set per timeline, @tl_bits) is read of the
+    -- group's timeline, not aggregated.
     sum(e) AS energy, sum(m_com) + {{.Summed 2 "sum(m_non)" "0."}} AS money, sum(m_com) AS money_com,
     {{.Summed 2 "sum(m_non)" "0."}} AS money_non,
-    least({{template "arrays_confidence" .}}, {{uncovered "any(act)" "sumIf(re - rs, tr = 1)" (.Summed 1 "sumIf(cov1, tr = 1)" "0") (.Summed 2 "sumIf(cov2, tr = 1)" "0") "sumIf(re - rs, tr = 2)" (.Summed 3 "sumIf(cov3, tr = 2)" "0")}}) AS confidence,
+    least({{template "arrays_confidence" .}}, {{uncovered "arrayElement(@tl_bits, tl)" "sumIf(re - rs, tr = 1)" (.Summed 1 "sumIf(cov1, tr = 1)" "0") (.Summed 2 "sumIf(cov2, tr = 1)" "0") "sumIf(re - rs, tr = 2)" (.Summed 3 "sumIf(cov3, tr = 2)" "0")}}) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     {{template "fleet_dirty" .}}
 FROM
 (
     {{template "readings" .}}
 )
-GROUP BY loc, dev, k, kend, ktr
-ORDER BY loc, dev, k, kend, ktr
+GROUP BY {{template "fleet_group_by" .}}, k, kend, ktr
+ORDER BY li, gdev, k, kend, ktr
 {{end}}
 
 {{define "fleet_dirty"}}

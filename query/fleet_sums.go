@@ -243,14 +243,15 @@ func fleetBatches(locs map[string]catalog.Location, plans map[string]tariffs.Pla
 func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask, ids []string,
 	dedup string, plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	b, fa := t.batch, t.fa
-	bits := make([]uint16, len(b.ids))
+	bits, numbers := make([]uint16, len(b.ids)), make([]uint32, len(b.ids))
 	for i, id := range b.ids {
-		bits[i] = plans[id].TariffBits()
+		bits[i], numbers[i] = plans[id].TariffBits(), uint32(i+1)
 	}
 	args := append(req.one.named(), chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("locs", chstore.Set(ids)), chstore.Named("dir", req.Direction),
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
-		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits))
+		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits),
+		chstore.Named("act_n", numbers))
 	shape := req.one.shape(pricingShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered,
 		Dedup: dedup, Cluster: c.db.Cluster != ""})
 	name, stmt := "fleet", fleetStmt
@@ -284,7 +285,8 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 	// its destinations made per row escaped to the heap, and the sums grown step by step
 	// allocated about five times what they hold (a cold fleet month, 31,000 sums: 33 MiB).
 	var s fleetSum
-	dest := []any{&s.Loc, &s.Dev, &s.Key, &s.KeyEnd, &s.TariffRate, &s.Session, &s.Reference, &s.Energy, &s.Money,
+	var li uint32 // the location's number: its place in b.ids (fleet_group)
+	dest := []any{&li, &s.Dev, &s.Key, &s.KeyEnd, &s.TariffRate, &s.Session, &s.Reference, &s.Energy, &s.Money,
 		&s.MoneyCom, &s.MoneyNon, &s.Confidence, &s.NImport, &s.NExport, &s.Reach, &s.Dirty}
 	for rows.Next() {
 		if req.one.maxRows > 0 && len(out) == req.one.maxRows {
@@ -294,6 +296,10 @@ func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetR
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan fleet row: %w", err)
 		}
+		if li < 1 || int(li) > len(b.ids) {
+			return nil, fmt.Errorf("fleet row of location number %d in a batch of %d", li, len(b.ids))
+		}
+		s.Loc = b.ids[li-1]
 		out = append(out, s)
 	}
 	return out, rows.Err()
@@ -320,17 +326,20 @@ func sumsAbout(req FleetRequest, n int) int {
 const maxSumsAbout = 1 << 17
 
 // joinArgs binds what the JOIN of fleet.sql reads besides the records: the segments of
-// each product once, through its first location (reps), and each location's tier lookback;
-// markets reports whether any product follows a market.
+// each product once, through its first location (rep_locs; reps: each location's number
+// in it), and each location's tier lookback; markets reports whether any product follows
+// a market.
 func joinArgs(req FleetRequest, b fleetBatch, plans map[string]tariffs.Plan) (args []any, markets bool) {
 	sub := make(map[string]tariffs.Plan, len(b.ids))
 	lookbacks := make([]uint32, len(b.ids))
 	lookback, rangeTo := req.Start.Unix(), req.End.Unix()
-	reps, repOf := make([]string, len(b.ids)), map[string]string{} // price key → its first location
+	var repLocs []string
+	reps, repOf := make([]uint32, len(b.ids)), map[string]uint32{} // price key → its first location's number
 	for i, id := range b.ids {
 		p := plans[id]
 		if _, ok := repOf[p.PriceKey()]; !ok {
-			repOf[p.PriceKey()] = id
+			repLocs = append(repLocs, id)
+			repOf[p.PriceKey()] = uint32(len(repLocs))
 			sub[id] = p
 		}
 		reps[i] = repOf[p.PriceKey()]
@@ -343,5 +352,5 @@ func joinArgs(req FleetRequest, b fleetBatch, plans map[string]tariffs.Plan) (ar
 	}
 	return append(bindPlans(sub).named(), chstore.Named("lookback", uint32(lookback)),
 		chstore.Named("range_from_pad", uint32(max(lookback-32*86400, 0))), chstore.Named("range_to", uint32(rangeTo)),
-		chstore.Named("lookbacks", lookbacks), chstore.Named("reps", reps)), markets
+		chstore.Named("lookbacks", lookbacks), chstore.Named("reps", reps), chstore.Named("rep_locs", repLocs)), markets
 }

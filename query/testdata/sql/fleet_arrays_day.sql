@@ -3,13 +3,12 @@
 -- batch's distinct price timelines (locations on one product share one; cost_arrays.sql
 -- has the layout of a timeline) arrive as constant arrays, concatenated: timeline tl's
 -- bucket index starts at (tl - 1) × @nb. Each record finds its location's timeline with
--- transform and is priced against the few segments it can touch; records are summed per
--- location, device and bucket. The per-record money is a WITH list, so the sums need no
--- third level.
+-- its number (fleet_li) and is priced against the few segments it can touch; records are
+-- summed per location, device and bucket. The per-record money is a WITH list, so the sums
+-- need no third level.
 WITH
-    transform(loc, @act_loc, @tl, toUInt32(0)) AS tl,
-    -- Which components have tariffs is part of the price key: one bit set per timeline.
-    arrayElement(@tl_bits, tl) AS act,
+    transform(loc, @act_loc, @act_n, toUInt32(0)) AS li,
+    arrayElement(@tl, li) AS tl,
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
     toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1,
         -- Component 1: candidates are segments first[b0] … last[b1] (none when empty);
@@ -23,22 +22,24 @@ WITH
         e / (re - rs) * (arraySum(arrayMap((o, p) -> o * p, o1, arraySlice(s1_price, i1, k1)))) / 1000 AS m1,
         arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o1, arraySlice(s1_conf, i1, k1)), 1.)) AS c1
 ,
-        -- No segment of component 2: nothing to pay and nothing covered (act says
+        -- No segment of component 2: nothing to pay and nothing covered (@tl_bits says
         -- whether the component has tariffs, so whether uncovered time lowers confidence).
         0. AS m2, toInt64(0) AS cov2, 1. AS c2
 ,
-        -- No segment of component 3: nothing to pay and nothing covered (act says
+        -- No segment of component 3: nothing to pay and nothing covered (@tl_bits says
         -- whether the component has tariffs, so whether uncovered time lowers confidence).
         0. AS m3, toInt64(0) AS cov3, 1. AS c3
 ,
     multiIf(tr = 1, m1, tr = 2, m3, 0.) AS m_com, if(tr = 1, m2, 0.) AS m_non,
     least(rc, multiIf(tr = 1, least(c1, c2), tr = 2, c3, 1.)) AS conf
-SELECT loc, dev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
+SELECT li, '' AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr, '' AS ksess, '' AS kref,
     -- Every aggregate costs each record a call (a fleet month on 18.16: ~5 ms each), so a
-    -- component no timeline has is summed as the constant it is.
+    -- component no timeline has is summed as the constant it is, and which components have
+    -- tariffs (part of the price key: one bit set per timeline, @tl_bits) is read of the
+    -- group's timeline, not aggregated.
     sum(e) AS energy, sum(m_com) + 0. AS money, sum(m_com) AS money_com,
     0. AS money_non,
-    least(min(conf), if((bitAnd(any(act), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(any(act), 2) != 0 AND sumIf(re - rs, tr = 1) > 0) OR (bitAnd(any(act), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
+    least(min(conf), if((bitAnd(arrayElement(@tl_bits, tl), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 2) != 0 AND sumIf(re - rs, tr = 1) > 0) OR (bitAnd(arrayElement(@tl_bits, tl), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     toUInt8(has(arrayPopFront(arrayDifference(arraySort(groupArray(toUInt32(rs * 4 + tr))))), 0)) AS dirty
 FROM
@@ -64,5 +65,5 @@ FROM
         AND direction = @dir
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
 )
-GROUP BY loc, dev, k, kend, ktr
-ORDER BY loc, dev, k, kend, ktr
+GROUP BY li, k, kend, ktr
+ORDER BY li, gdev, k, kend, ktr
