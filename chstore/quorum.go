@@ -22,7 +22,9 @@ var ShardingKeys = map[string]string{"meter_records": "cityHash64(location_id)",
 	// (docs/costs.md, "Priced buckets").
 	"reading_changes": "cityHash64(location_id)", "price_changes": "cityHash64(location_id)",
 	"priced_buckets": "cityHash64(location_id)", "demand_peaks": "cityHash64(location_id)", "demand_days": "cityHash64(location_id)",
-	"reading_changes_by_month": "cityHash64(location_id)", "priced_months": "cityHash64(location_id)"}
+	"reading_changes_by_month": "cityHash64(location_id)", "priced_months": "cityHash64(location_id)",
+	// The tables migration 0023 copies demand_peaks through, sharded as it is.
+	"demand_peaks_by_month": "cityHash64(location_id)", "demand_peaks_by_year": "cityHash64(location_id)"}
 
 // Read your writes on a cluster (docs/operations.md, "One service on any node"): a
 // metadata insert is acknowledged once clickhouse.insert_quorum replicas have it

@@ -92,17 +92,12 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 	if err != nil {
 		return nil, nil, err
 	}
-	all := make([]string, 0, len(locs))
-	for id := range locs {
-		all = append(all, id)
-	}
-	owed, need, err := owedOf(req, all, plans)
-	if err != nil {
-		return nil, nil, err
-	}
-	// The buckets are priced while the demand peaks are read; the peaks' month fingerprints
-	// come from the buckets' read where it has them (printsShare).
+	// The buckets are priced while the charges are compiled and the demand peaks read (a
+	// new process compiles every tariff's charges: about 3 ms of Go for 1,000 locations,
+	// docs/benchmarks.md "Bill charges"); the peaks' month fingerprints come from the
+	// buckets' read where it has them (printsShare).
 	var days, sums []fleetSum
+	var owed map[string]owedCharges
 	g, gctx := errgroup.WithContext(ctx)
 	sumsCtx, peaksCtx := gctx, gctx
 	if c.buckets != nil && req.Aggregation != AggregationDay && len(asked) > 0 {
@@ -123,7 +118,18 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		}
 		return err
 	})
-	g.Go(func() error { return c.demandPeaks(peaksCtx, scope, req.Direction, need) })
+	g.Go(func() error {
+		all := make([]string, 0, len(locs))
+		for id := range locs {
+			all = append(all, id)
+		}
+		o, need, err := owedOf(req, all, plans)
+		if err != nil {
+			return err
+		}
+		owed = o
+		return c.demandPeaks(peaksCtx, scope, req.Direction, need)
+	})
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}

@@ -4,7 +4,8 @@
 -- read before measuring them (reach_counts: reading_changes, from 4 days before its first
 -- day), and the longest reading measured (seconds). A later measurement reads again only
 -- the days from the first date whose count changed. The latest version of a row counts;
--- sharded by location like demand_peaks.
+-- sharded by location and partitioned like demand_peaks (0023: a year's keeps write one part,
+-- not twelve).
 CREATE TABLE IF NOT EXISTS {{table "demand_days"}} {{.OnCluster}}
 (
     account_id   String,
@@ -19,7 +20,8 @@ CREATE TABLE IF NOT EXISTS {{table "demand_days"}} {{.OnCluster}}
     version      UInt64
 )
 ENGINE = {{engine "ReplacingMergeTree" "version"}}
-PARTITION BY toYYYYMM(month_start)
-ORDER BY (account_id, live_mode, location_id, direction, month_start, tariff_key);
+PARTITION BY toYear(month_start)
+ORDER BY (account_id, live_mode, location_id, direction, month_start, tariff_key)
+SETTINGS index_granularity = 256;
 
 {{distributed "demand_days"}};
