@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/chstore"
-	"github.com/kwhouse/kwhouse/schema"
 	"github.com/kwhouse/kwhouse/testkit"
 )
 
@@ -29,20 +28,7 @@ func TestDemandPeaksByYearKeepEveryKeptMonth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	migs, err := schema.Migrations(schema.Form{Cluster: db.Cluster, Database: db.Database})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migs {
-		if m.Version != 23 {
-			continue
-		}
-		for i, stmt := range m.Statements {
-			if err := db.Exec(ctx, chstore.Tool(stmt)); err != nil {
-				t.Fatalf("0023 statement %d again: %v", i+1, err)
-			}
-		}
-	}
+	runAgain(t, db, 23)
 	rows, err := db.Query(ctx, chstore.Tool(`SELECT toString(month_start), argMax(peaks, version)[1]
 		FROM demand_peaks WHERE account_id = 'acc_p' GROUP BY month_start ORDER BY month_start`))
 	if err != nil {

@@ -98,20 +98,7 @@ func TestMonthPartitionsKeepEveryRecord(t *testing.T) {
 	if err := insert.Send(); err != nil {
 		t.Fatal(err)
 	}
-	migs, err := schema.Migrations(schema.Form{Cluster: db.Cluster, Database: db.Database})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migs {
-		if m.Version != 8 {
-			continue
-		}
-		for i, stmt := range m.Statements {
-			if err := db.Exec(ctx, chstore.Tool(stmt)); err != nil {
-				t.Fatalf("0008 statement %d again: %v", i+1, err)
-			}
-		}
-	}
+	runAgain(t, db, 8)
 	var n uint64
 	var wh float64
 	if err := db.QueryRow(ctx, chstore.Tool("SELECT count(), sum(energy_wh) FROM meter_records WHERE account_id = 'acc_m'")).Scan(&n, &wh); err != nil {
@@ -150,5 +137,25 @@ func TestSchemaNewerThanThisKwhouseIsRefused(t *testing.T) {
 	var tooNew *schema.TooNewError
 	if !errors.As(err, &tooNew) || tooNew.Applied != 9999 || !strings.Contains(err.Error(), "newer than this kwhouse") {
 		t.Fatalf("apply on a newer schema: %v, want a TooNewError naming 9999", err)
+	}
+}
+
+// runAgain runs every statement of migration version again, as after a failure at its
+// last one.
+func runAgain(t *testing.T, db *chstore.DB, version int) {
+	t.Helper()
+	migs, err := schema.Migrations(schema.Form{Cluster: db.Cluster, Database: db.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migs {
+		if m.Version != version {
+			continue
+		}
+		for i, stmt := range m.Statements {
+			if err := db.Exec(context.Background(), chstore.Tool(stmt)); err != nil {
+				t.Fatalf("%04d statement %d again: %v", version, i+1, err)
+			}
+		}
 	}
 }
