@@ -28,10 +28,18 @@ const DemandLookback = 24 * time.Hour
 // from the readings starting in [m's start − DemandLookback, m's end): the highest of its
 // days' peaks (DayPeaks).
 func MonthPeaks(t *Tariff, m Bucket, readings []Reading) []float64 {
-	out := make([]float64, len(t.Demand))
-	for _, day := range DayPeaks(t, m, readings, 0) {
-		for i, p := range day {
-			out[i] = max(out[i], p)
+	return HighestOfDays(len(t.Demand), DayPeaks(t, m, readings, 0))
+}
+
+// HighestOfDays is a month's peaks from its days' (DayPeaks; entries each): the highest
+// of each entry.
+func HighestOfDays(entries int, days ...[][]float64) []float64 {
+	out := make([]float64, entries)
+	for _, ds := range days {
+		for _, day := range ds {
+			for i, p := range day {
+				out[i] = max(out[i], p)
+			}
 		}
 	}
 	return out

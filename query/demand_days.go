@@ -60,8 +60,7 @@ type measured struct {
 
 // keptDays is a stored version of a month's days (demand_days.sql).
 type keptDays struct {
-	month   uint32
-	key     string
+	tariffMonth
 	version uint64
 	days    []float64
 	counts  []uint64
@@ -118,7 +117,7 @@ func (c *Pricer) dayPlans(ctx context.Context, base []any, stale []peakMonth) (m
 	}
 	plans := make(map[*charges.TariffMonth]*dayPlan, len(stale))
 	for _, pm := range stale {
-		plans[pm.m] = planOf(pm.m, findDays(kept[pm.loc], pm.m), now[pm.loc])
+		plans[pm.m] = planOf(pm.m, findMonth(kept[pm.loc], pm.m), now[pm.loc])
 	}
 	return plans, nil
 }
@@ -162,17 +161,6 @@ func planOf(m *charges.TariffMonth, k *keptDays, now map[uint32]uint64) *dayPlan
 // kept, no reading is read.
 func (p *dayPlan) measuresNone() bool { return p != nil && p.days > 0 && p.first == p.days }
 
-// findDays is the kept days of m among a location's, or nil.
-func findDays(ks []keptDays, m *charges.TariffMonth) *keptDays {
-	month := uint32(m.Month.Start.Unix())
-	for i := range ks {
-		if ks[i].month == month && ks[i].key == m.Tariff.Key {
-			return &ks[i]
-		}
-	}
-	return nil
-}
-
 // measureDays sets m's peaks from the readings of its location (those starting from
 // plan.from at least, all when plan is nil): the days from plan.first measured, the others
 // kept. It returns what to keep of them.
@@ -182,18 +170,20 @@ func measureDays(m *charges.TariffMonth, plan *dayPlan, readings []charges.Readi
 	}
 	entries := len(m.Tariff.Demand)
 	out := measured{days: append([]float64{}, plan.kept...), longest: plan.longest, counts: plan.counts}
-	for _, d := range charges.DayPeaks(m.Tariff, m.Month, readings, plan.first) {
+	var kept [][]float64 // plan.kept by day
+	if entries > 0 {
+		kept = slices.Collect(slices.Chunk(plan.kept, entries))
+	}
+	days := charges.DayPeaks(m.Tariff, m.Month, readings, plan.first)
+	for _, d := range days {
 		out.days = append(out.days, d...)
 	}
+	m.Peaks = charges.HighestOfDays(entries, kept, days)
 	lo, hi := m.Month.Start.Add(-charges.DemandLookback), m.Month.End
 	for _, r := range readings {
 		if !r.Start.Before(lo) && r.Start.Before(hi) {
 			out.longest = max(out.longest, uint32(r.End.Sub(r.Start)/time.Second))
 		}
-	}
-	m.Peaks = make([]float64, entries)
-	for i, p := range out.days {
-		m.Peaks[i%entries] = max(m.Peaks[i%entries], p)
 	}
 	return out
 }
@@ -215,7 +205,7 @@ func (c *Pricer) keptMonthDays(ctx context.Context, args []any) (map[string][]ke
 		k.key = strings.TrimPrefix(key, keptKeyPrefix)
 		ks := out[loc]
 		i := 0
-		for i < len(ks) && (ks[i].month != k.month || ks[i].key != k.key) {
+		for i < len(ks) && ks[i].tariffMonth != k.tariffMonth {
 			i++
 		}
 		switch {

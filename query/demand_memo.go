@@ -38,21 +38,9 @@ type memoScope struct {
 // the entries of a location nor the peaks are written to once held (keep replaces a
 // location's entries; TariffMonth.Peaks shares the peaks).
 type memoPeaks struct {
-	month int64 // its start, Unix seconds
-	key   string
+	tariffMonth
 	seen  uint64
 	peaks []float64
-}
-
-// findHeld is the held peaks of m among a location's, or nil.
-func findHeld(hs []memoPeaks, m *charges.TariffMonth) *memoPeaks {
-	month := m.Month.Start.Unix()
-	for i := range hs {
-		if hs[i].month == month && hs[i].key == m.Tariff.Key {
-			return &hs[i]
-		}
-	}
-	return nil
 }
 
 // held is the months the memo holds of each location of need (none: absent).
@@ -101,7 +89,7 @@ func (p *peakMemo) keep(scope kwhouse.Scope, dir string, got []peakMonth) {
 			if g.m.Peaks == nil {
 				continue
 			}
-			hs = append(hs, memoPeaks{month: g.m.Month.Start.Unix(), key: g.m.Tariff.Key, seen: g.now, peaks: g.m.Peaks})
+			hs = append(hs, memoPeaks{tariffMonth: tariffMonthOf(g.m), seen: g.now, peaks: g.m.Peaks})
 		}
 		p.n += len(hs) - len(old)
 		byLoc[got[i].loc] = hs
@@ -112,7 +100,7 @@ func (p *peakMemo) keep(scope kwhouse.Scope, dir string, got []peakMonth) {
 // replaced says whether h is a month of got (one location's).
 func replaced(h memoPeaks, got []peakMonth) bool {
 	for _, g := range got {
-		if g.m.Month.Start.Unix() == h.month && g.m.Tariff.Key == h.key {
+		if tariffMonthOf(g.m) == h.tariffMonth {
 			return true
 		}
 	}

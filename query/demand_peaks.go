@@ -45,27 +45,40 @@ func reachOf(loc string, m charges.TariffMonth) monthKey {
 // local dates, or a plain sum): they are never served, only measured again.
 const keptKeyPrefix = "r:"
 
-// keptPeak is a kept month of a location (demand_stored): its start, tariff key (without
-// keptKeyPrefix), peaks, the reach fingerprint they were measured under and the version
-// they were kept as.
-type keptPeak struct {
-	month   uint32
-	key     string
-	peaks   []float64
-	seen    uint64
-	version uint64
+// tariffMonth names a demand month of a location: its start (Unix seconds) and its
+// tariff's key (without keptKeyPrefix). Kept peaks, their days and the peaks a process
+// holds are each found by it (findMonth).
+type tariffMonth struct {
+	month uint32
+	key   string
 }
 
-// findKept is the kept peaks of m among a location's, or nil. A location keeps a few tariffs'
-// months, so a scan costs less than a map keyed by strings.
-func findKept(ks []keptPeak, m *charges.TariffMonth) *keptPeak {
-	month := uint32(m.Month.Start.Unix())
+func (t tariffMonth) id() tariffMonth { return t }
+
+// tariffMonthOf is m's name.
+func tariffMonthOf(m *charges.TariffMonth) tariffMonth {
+	return tariffMonth{month: uint32(m.Month.Start.Unix()), key: m.Tariff.Key}
+}
+
+// findMonth is month m among a location's kept or held months, or nil. A location keeps a
+// few tariffs' months, so a scan costs less than a map keyed by strings.
+func findMonth[K interface{ id() tariffMonth }](ks []K, m *charges.TariffMonth) *K {
+	want := tariffMonthOf(m)
 	for i := range ks {
-		if ks[i].month == month && ks[i].key == m.Tariff.Key {
+		if ks[i].id() == want {
 			return &ks[i]
 		}
 	}
 	return nil
+}
+
+// keptPeak is a kept month of a location (demand_stored): which, its peaks, the reach
+// fingerprint they were measured under and the version they were kept as.
+type keptPeak struct {
+	tariffMonth
+	peaks   []float64
+	seen    uint64
+	version uint64
 }
 
 // peakMonth is a demand month of a location with the fingerprint now of its reach.
@@ -116,7 +129,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 		lp, hs := prints.at(loc), held[loc]
 		for i := range ms {
 			pm := peakMonth{loc: loc, m: &ms[i], now: lp.of(reachOf(loc, ms[i]))}
-			if h := findHeld(hs, pm.m); h != nil && h.seen == pm.now {
+			if h := findMonth(hs, pm.m); h != nil && h.seen == pm.now {
 				pm.m.Peaks = h.peaks
 			} else if hs != nil {
 				again = append(again, pm) // changed since held: another process may have kept it
@@ -141,7 +154,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 // servedKept sets pm's peaks from the kept ones of its location (ks) when they were
 // measured under its fingerprint now.
 func servedKept(ks []keptPeak, pm peakMonth) bool {
-	if p := findKept(ks, pm.m); p != nil && p.seen == pm.now {
+	if p := findMonth(ks, pm.m); p != nil && p.seen == pm.now {
 		pm.m.Peaks = p.peaks
 		return true
 	}
@@ -348,7 +361,7 @@ func (c *Pricer) storedPeaks(ctx context.Context, args []any, locs, about int) (
 			if ks == nil {
 				ks = make([]keptPeak, 0, months)
 			}
-			i, ks = len(ks), append(ks, keptPeak{month: row.month, key: tariff, seen: row.seen, version: row.version, peaks: cut()})
+			i, ks = len(ks), append(ks, keptPeak{tariffMonth: tariffMonth{month: row.month, key: tariff}, seen: row.seen, version: row.version, peaks: cut()})
 			out[loc] = ks
 		case row.version > ks[i].version:
 			ks[i].seen, ks[i].version, ks[i].peaks = row.seen, row.version, cut()
