@@ -86,18 +86,66 @@ func setCharges(req FleetRequest, rows []FleetRow, sums []fleetSum, bills []char
 // counts at once.
 func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
 	plans map[string]tariffs.Plan) ([]fleetSum, []charges.Totals, error) {
-	daily := req
-	daily.Aggregation = AggregationDay
 	asked, byDay, err := byTaxRates(req, locs, plans)
 	if err != nil {
 		return nil, nil, err
 	}
-	// The buckets are priced while the charges are compiled and the demand peaks read (a
-	// new process compiles every tariff's charges: about 3 ms of Go for 1,000 locations,
-	// docs/benchmarks.md "Bill charges"); the peaks' month fingerprints come from the
-	// buckets' read where it has them (printsShare).
-	var days, sums []fleetSum
-	var owed map[string]owedCharges
+	in, err := c.billInputs(ctx, scope, req, locs, plans, asked, byDay)
+	if err != nil {
+		return nil, nil, err
+	}
+	byLoc, dayLoc := groupByLocation(in.sums, in.days)
+	split, err := c.fleetSplitEnergy(ctx, scope, req, locs, plans, dayLoc)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, 0, len(byLoc))
+	for id := range byLoc {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	each, err := billLocations(req, ids, func(id string, when *bucketDates, scratch *billArrays) (locationBill, error) {
+		_, inBuckets := asked[id]
+		return billLocation(req, locs[id], plans[id], in.owed[id], byLoc[id], inBuckets, split[id], when, scratch)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	n := 0
+	for _, lb := range each {
+		n += len(lb.rolled)
+	}
+	bills := make([]charges.Totals, 0, n)
+	for _, lb := range each {
+		bills = append(bills, lb.totals...)
+	}
+	if len(byDay) == 0 && rolledInPlace(in.sums, each) {
+		return in.sums, bills, nil
+	}
+	out := make([]fleetSum, 0, n)
+	for _, lb := range each {
+		out = append(out, lb.rolled...)
+	}
+	return out, bills, nil
+}
+
+// billInputs is what a fleet bill is computed from: the sums of the locations priced in
+// the request's buckets, the days of those priced per local day, and what every location
+// owes beside its energy (its demand peaks read into the pricer's memo).
+type billInputs struct {
+	sums, days []fleetSum
+	owed       map[string]owedCharges
+}
+
+// billInputs prices the buckets while the charges are compiled and the demand peaks read
+// (a new process reads the charging tariffs and compiles their charges: about 4 ms of Go
+// for 1,000 locations, docs/benchmarks.md "Bill charges"); the peaks' month fingerprints
+// come from the buckets' read where it has them (printsShare).
+func (c *Pricer) billInputs(ctx context.Context, scope kwhouse.Scope, req FleetRequest, locs map[string]catalog.Location,
+	plans map[string]tariffs.Plan, asked, byDay map[string]catalog.Location) (billInputs, error) {
+	var in billInputs
+	daily := req
+	daily.Aggregation = AggregationDay
 	g, gctx := errgroup.WithContext(ctx)
 	sumsCtx, peaksCtx := gctx, gctx
 	if c.buckets != nil && req.Aggregation != AggregationDay && len(asked) > 0 {
@@ -108,13 +156,13 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		defer printsShareOf(sumsCtx).close() // what the buckets did not publish, demand reads
 
 		if len(asked) > 0 {
-			sums, err = c.fleetSums(sumsCtx, scope, req, asked, plans)
+			in.sums, err = c.fleetSums(sumsCtx, scope, req, asked, plans)
 		}
 		return err
 	})
 	g.Go(func() (err error) {
 		if len(byDay) > 0 {
-			days, err = c.fleetSums(gctx, scope, daily, byDay, plans)
+			in.days, err = c.fleetSums(gctx, scope, daily, byDay, plans)
 		}
 		return err
 	})
@@ -127,56 +175,30 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 		if err != nil {
 			return err
 		}
-		owed = o
+		in.owed = o
 		return c.demandPeaks(peaksCtx, scope, req.Direction, need)
 	})
-	if err := g.Wait(); err != nil {
-		return nil, nil, err
-	}
-	byLoc, dayLoc := groupByLocation(sums, days)
-	split, err := c.fleetSplitEnergy(ctx, scope, req, locs, plans, dayLoc)
-	if err != nil {
-		return nil, nil, err
-	}
-	ids := make([]string, 0, len(byLoc))
-	for id := range byLoc {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	return in, g.Wait()
+}
+
+// billLocations bills each location of ids (in that order) with bill, on as many workers
+// as there are cores: each worker has its own bucket dates (rows share them) and arrays.
+func billLocations(req FleetRequest, ids []string,
+	bill func(string, *bucketDates, *billArrays) (locationBill, error)) ([]locationBill, error) {
 	each := make([]locationBill, len(ids))
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(ids)))
-	bg := errgroup.Group{}
+	g := errgroup.Group{}
 	for w := range workers {
-		bg.Go(func() (err error) {
-			when := &bucketDates{req: req} // a worker's own: rows share their dates
-			var scratch billArrays         // and its arrays
+		g.Go(func() (err error) {
+			when := &bucketDates{req: req}
+			var scratch billArrays
 			for i := w; i < len(ids) && err == nil; i += workers {
-				id := ids[i]
-				_, inBuckets := asked[id]
-				each[i], err = billLocation(req, locs[id], plans[id], owed[id], byLoc[id], inBuckets, split[id], when, &scratch)
+				each[i], err = bill(ids[i], when, &scratch)
 			}
 			return err
 		})
 	}
-	if err := bg.Wait(); err != nil {
-		return nil, nil, err
-	}
-	n := 0
-	for _, lb := range each {
-		n += len(lb.rolled)
-	}
-	bills := make([]charges.Totals, 0, n)
-	for _, lb := range each {
-		bills = append(bills, lb.totals...)
-	}
-	if len(byDay) == 0 && rolledInPlace(sums, each) {
-		return sums, bills, nil
-	}
-	out := make([]fleetSum, 0, n)
-	for _, lb := range each {
-		out = append(out, lb.rolled...)
-	}
-	return out, bills, nil
+	return each, g.Wait()
 }
 
 // rolledInPlace says whether the locations' rows (in id order) are sums itself, location
