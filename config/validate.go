@@ -44,117 +44,145 @@ func (c *Config) problems() []error {
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &FieldError{Key: key, Reason: fmt.Sprintf(format, args...)})
 	}
-	checkAddr := func(key, addr string) {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			add(key, "want host:port, got %q", addr)
-		}
-	}
-	checkAddr("http.addr", c.HTTP.Addr)
-	if len(c.ClickHouse.Addrs()) == 0 {
-		add("clickhouse.addr", "want host:port or a comma-separated list of them, got %q", c.ClickHouse.Addr)
-	}
-	for _, a := range c.ClickHouse.Addrs() {
-		checkAddr("clickhouse.addr", a)
-	}
-	checkAddr("redis.addr", c.Redis.Addr)
+	checkAddr("http.addr", c.HTTP.Addr, add)
 	if c.HTTP.MaxBodyBytes < 1024 {
 		add("http.max_body_bytes", "must be at least 1024, got %d", c.HTTP.MaxBodyBytes)
 	}
-	if !validIdentifier(c.ClickHouse.Database) {
-		add("clickhouse.database", "must be letters, digits and underscores, got %q", c.ClickHouse.Database)
-	}
+	c.ClickHouse.validate(add)
 	if c.ClickHouse.Cluster != "" && c.Embedded.Dir != "" {
 		add("embedded.dir", "embedded mode runs one ClickHouse in the process; it cannot be used with clickhouse.cluster")
 	}
-	if c.ClickHouse.Cluster != "" && !validIdentifier(c.ClickHouse.Cluster) {
-		add("clickhouse.cluster", "must be letters, digits and underscores, got %q", c.ClickHouse.Cluster)
-	}
-	if !slices.Contains([]string{"auto", "lz4", "none", ""}, c.ClickHouse.Compression) {
-		add("clickhouse.compression", "want auto, lz4 or none, got %q", c.ClickHouse.Compression)
-	}
-	if c.ClickHouse.DialTimeout <= 0 {
-		add("clickhouse.dial_timeout", "must be positive")
-	}
-	if c.ClickHouse.MaxOpenConns < 1 {
-		add("clickhouse.max_open_conns", "must be at least 1")
-	}
-	if c.ClickHouse.InsertQuorum < 0 {
-		add("clickhouse.insert_quorum", "must be 0 (off) or more")
-	}
-	if c.ClickHouse.InsertQuorum > 0 && c.ClickHouse.QuorumWait < 1e6 {
-		add("clickhouse.quorum_wait", "must be at least 1ms while clickhouse.insert_quorum is on")
-	}
-	if c.ClickHouse.MaxExecutionTime < 1e9 {
-		add("clickhouse.max_execution_time", "must be at least 1s")
-	}
 	c.Limits.validate(add)
 	c.Webhooks.validate(add)
+	checkAddr("redis.addr", c.Redis.Addr, add)
 	if c.Redis.Timeout <= 0 {
 		add("redis.timeout", "must be positive")
 	}
-	if len(c.Auth.JWTSecret) < 32 {
-		add("auth.jwt_secret", "must be at least 32 characters (make run generates one)")
-	}
-	if c.Auth.UnknownKeyTTL < 0 {
-		add("auth.unknown_key_ttl", "must not be negative")
-	}
-	if c.Auth.TokenTTL < 60e9 {
-		add("auth.token_ttl", "must be at least 1m")
-	}
-	if n := c.Ingest.MaxRecordsPerRequest; n < 1 || n > 1_000_000 {
-		add("ingest.max_records_per_request", "must be 1..1000000, got %d", n)
-	}
+	c.Auth.validate(add)
+	c.Ingest.validate(add)
 	if c.Ingest.MaxBodyBytes < c.HTTP.MaxBodyBytes {
 		add("ingest.max_body_bytes", "must be at least http.max_body_bytes")
 	}
 	c.checkBounds(add)
-	if c.Ingest.FlushRows < 1 {
-		add("ingest.flush_rows", "must be at least 1")
-	}
-	if c.Ingest.FlushInterval <= 0 || c.Ingest.FlushInterval > 10e9 {
-		add("ingest.flush_interval", "must be within (0, 10s]")
-	}
-	if c.Ingest.FlushHold < 0 || c.Ingest.FlushHold > 10e9 {
-		add("ingest.flush_hold", "must be within [0, 10s]")
-	}
-	if c.Ingest.Flushers < 1 || c.Ingest.Flushers > 64 {
-		add("ingest.flushers", "must be 1..64")
-	}
-	if c.Costs.MaxRawItems < 1 {
-		add("costs.max_raw_items", "must be at least 1")
-	}
-	if c.Schedules.Horizon <= 0 || c.Schedules.Horizon > 90*24*time.Hour {
-		add("schedules.horizon", "must be within (0, 2160h]")
-	}
+	c.Costs.validate(add)
+	c.Schedules.validate(add)
 	if c.Connect.TokenTTL < time.Minute || c.Connect.TokenTTL > 7*24*time.Hour {
 		add("connect.token_ttl", "must be within [1m, 168h]")
 	}
-	if c.Schedules.MaxDevices < 1 || c.Schedules.MaxDevices > 1000 {
-		add("schedules.max_devices", "must be 1..1000")
+	c.Log.validate(add)
+	return errs
+}
+
+// adder records a problem with the value of key.
+type adder = func(key, format string, args ...any)
+
+func checkAddr(key, addr string, add adder) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		add(key, "want host:port, got %q", addr)
 	}
-	if c.Ingest.QueueLength < 1 {
+}
+
+func (ch ClickHouse) validate(add adder) {
+	if len(ch.Addrs()) == 0 {
+		add("clickhouse.addr", "want host:port or a comma-separated list of them, got %q", ch.Addr)
+	}
+	for _, a := range ch.Addrs() {
+		checkAddr("clickhouse.addr", a, add)
+	}
+	if !validIdentifier(ch.Database) {
+		add("clickhouse.database", "must be letters, digits and underscores, got %q", ch.Database)
+	}
+	if ch.Cluster != "" && !validIdentifier(ch.Cluster) {
+		add("clickhouse.cluster", "must be letters, digits and underscores, got %q", ch.Cluster)
+	}
+	if !slices.Contains([]string{"auto", "lz4", "none", ""}, ch.Compression) {
+		add("clickhouse.compression", "want auto, lz4 or none, got %q", ch.Compression)
+	}
+	if ch.DialTimeout <= 0 {
+		add("clickhouse.dial_timeout", "must be positive")
+	}
+	if ch.MaxOpenConns < 1 {
+		add("clickhouse.max_open_conns", "must be at least 1")
+	}
+	if ch.InsertQuorum < 0 {
+		add("clickhouse.insert_quorum", "must be 0 (off) or more")
+	}
+	if ch.InsertQuorum > 0 && ch.QuorumWait < 1e6 {
+		add("clickhouse.quorum_wait", "must be at least 1ms while clickhouse.insert_quorum is on")
+	}
+	if ch.MaxExecutionTime < 1e9 {
+		add("clickhouse.max_execution_time", "must be at least 1s")
+	}
+}
+
+func (a Auth) validate(add adder) {
+	if len(a.JWTSecret) < 32 {
+		add("auth.jwt_secret", "must be at least 32 characters (make run generates one)")
+	}
+	if a.UnknownKeyTTL < 0 {
+		add("auth.unknown_key_ttl", "must not be negative")
+	}
+	if a.TokenTTL < 60e9 {
+		add("auth.token_ttl", "must be at least 1m")
+	}
+}
+
+func (in Ingest) validate(add adder) {
+	if n := in.MaxRecordsPerRequest; n < 1 || n > 1_000_000 {
+		add("ingest.max_records_per_request", "must be 1..1000000, got %d", n)
+	}
+	if in.FlushRows < 1 {
+		add("ingest.flush_rows", "must be at least 1")
+	}
+	if in.FlushInterval <= 0 || in.FlushInterval > 10e9 {
+		add("ingest.flush_interval", "must be within (0, 10s]")
+	}
+	if in.FlushHold < 0 || in.FlushHold > 10e9 {
+		add("ingest.flush_hold", "must be within [0, 10s]")
+	}
+	if in.Flushers < 1 || in.Flushers > 64 {
+		add("ingest.flushers", "must be 1..64")
+	}
+	if in.QueueLength < 1 {
 		add("ingest.queue_length", "must be at least 1")
 	}
-	if a := c.Costs.AnswerCache; a != "" && a != "on" && a != "off" && a != "auto" {
+}
+
+func (co Costs) validate(add adder) {
+	if co.MaxRawItems < 1 {
+		add("costs.max_raw_items", "must be at least 1")
+	}
+	if a := co.AnswerCache; a != "" && a != "on" && a != "off" && a != "auto" {
 		add("costs.answer_cache", "must be on, off or auto")
 	}
-	if c.Costs.AnswerCacheOn() && c.Costs.AnswerCacheTTL < time.Second {
+	if co.AnswerCacheOn() && co.AnswerCacheTTL < time.Second {
 		add("costs.answer_cache_ttl", "must be at least 1s")
 	}
-	if c.Costs.Pricer && c.Costs.PricerInterval < time.Second {
+	if co.Pricer && co.PricerInterval < time.Second {
 		add("costs.pricer_interval", "must be at least 1s")
 	}
-	if c.Costs.Pricer && (c.Costs.PricerDays < 1 || c.Costs.PricerDays > 366) {
+	if co.Pricer && (co.PricerDays < 1 || co.PricerDays > 366) {
 		add("costs.pricer_days", "must be 1..366")
 	}
+}
+
+func (s Schedules) validate(add adder) {
+	if s.Horizon <= 0 || s.Horizon > 90*24*time.Hour {
+		add("schedules.horizon", "must be within (0, 2160h]")
+	}
+	if s.MaxDevices < 1 || s.MaxDevices > 1000 {
+		add("schedules.max_devices", "must be 1..1000")
+	}
+}
+
+func (l Log) validate(add adder) {
 	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.Log.Level)); err != nil {
-		add("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
+	if err := lvl.UnmarshalText([]byte(l.Level)); err != nil {
+		add("log.level", "want debug, info, warn or error, got %q", l.Level)
 	}
-	if c.Log.Format != "json" && c.Log.Format != "text" {
-		add("log.format", "want json or text, got %q", c.Log.Format)
+	if l.Format != "json" && l.Format != "text" {
+		add("log.format", "want json or text, got %q", l.Format)
 	}
-	return errs
 }
 
 func validIdentifier(s string) bool {
