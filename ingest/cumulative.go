@@ -108,6 +108,25 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 		return Batch{}, err
 	}
 	p := &parsed{failed: failures{keep: s.maxFailed}}
+	regs := parseRegisters(in, scale, p)
+	prev, err := s.lastRegister(ctx, scope, key, regs)
+	if err != nil {
+		return Batch{}, err
+	}
+	intervals(key, prev, regs, p)
+	b, err := s.store(ctx, scope, p, nil)
+	if err != nil {
+		return Batch{}, err
+	}
+	if err := s.saveRegisters(ctx, scope, key, regs); err != nil {
+		return Batch{}, err
+	}
+	return s.completed(ctx, scope, b, nil)
+}
+
+// parseRegisters returns in's valid readings (values in Wh) sorted by time, and records
+// each bad one's failure in p.
+func parseRegisters(in CumulativeInput, scale float64, p *parsed) []register {
 	regs := make([]register, 0, len(in.Data))
 	for i, d := range in.Data {
 		num := i // 0-based position in data, as FlatPeak's record_num
@@ -127,10 +146,15 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 		}
 	}
 	sort.SliceStable(regs, func(i, j int) bool { return regs[i].time < regs[j].time })
-	prev, err := s.lastRegister(ctx, scope, key, regs)
-	if err != nil {
-		return Batch{}, err
-	}
+	return regs
+}
+
+// intervals accepts into p the interval from each reading of regs (sorted) to the one
+// before it, prev (the register's last stored reading, or nil) before the first, and marks
+// the readings a later request continues from valid. A reading that repeats the previous
+// one is a retry, counted and skipped; one at the same time with another value, one lower
+// than the previous (a meter reset) or a step too large or too long is refused.
+func intervals(key Record, prev *register, regs []register, p *parsed) {
 	for i := range regs {
 		r := &regs[i]
 		switch {
@@ -162,14 +186,6 @@ func (s *Service) SubmitCumulative(ctx context.Context, scope kwhouse.Scope, in 
 		}
 		prev = r
 	}
-	b, err := s.store(ctx, scope, p, nil)
-	if err != nil {
-		return Batch{}, err
-	}
-	if err := s.saveRegisters(ctx, scope, key, regs); err != nil {
-		return Batch{}, err
-	}
-	return s.completed(ctx, scope, b, nil)
 }
 
 // lastRegister returns the latest stored reading before the first new one, or nil.
