@@ -14,9 +14,10 @@ import (
 const maxArraySegments = 4000
 
 // costArraysCacheSize bounds the cost windows whose arrays stay in memory: at most
-// maxArraySegments of 24 bytes and, per component, 2 × maxBuckets indexes of 4 bytes —
-// about 145 KB a window, 150 MB for 1024 at worst; a month of a time-of-use tariff
-// takes about 18 KB.
+// maxArraySegments and as many gaps between them of 37 bytes and, per component,
+// maxBuckets indexes of 4 bytes — about 345 KB a window, 350 MB for 1024 at worst (no
+// timeline has a gap between every two prices); a month of a time-of-use tariff takes
+// about 20 KB.
 const costArraysCacheSize = 1024
 
 // maxBuckets bounds the bucket index of one component. Buckets are half hours where the
