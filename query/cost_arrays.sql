@@ -11,9 +11,10 @@ bucket of @bucket seconds from @t0) naming the few segments a record can touch. 
 {{- $n := .N}},
         -- Component {{$n}}: i{{$n}}a and i{{$n}}b number the segments holding the record's first
         -- and last second. Its money per kWh is the difference of the running sum of price ×
-        -- seconds (the integral function, cost.go) at its end and start: a few lookups per record, where
-        -- slicing the candidate segments and mapping a lambda over them cost ~200 of ~500 ms
-        -- CPU on 18.16 (a fleet month's 900 untiered locations, one thread), ~120 this way.
+        -- seconds (the integral function, cost.go) at its end and start: a few lookups per
+        -- record. Slicing the segments a record can touch and mapping lambdas over them cost
+        -- more (a fleet month's 900 untiered locations replayed on 18.16, one thread: 487 ms
+        -- of CPU against 456, and 353 pricing nothing).
         {{template "arrays_find" (findArgs . "b0" "<= rs")}} AS i{{$n}}a, {{template "arrays_find" (findArgs . "b1" "< re")}} AS i{{$n}}b,
         {{- if .Gapless}}
         -- Every second of every timeline is priced.

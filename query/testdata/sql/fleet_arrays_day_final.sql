@@ -13,9 +13,10 @@ WITH
     toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1,
         -- Component 1: i1a and i1b number the segments holding the record's first
         -- and last second. Its money per kWh is the difference of the running sum of price ×
-        -- seconds (the integral function, cost.go) at its end and start: a few lookups per record, where
-        -- slicing the candidate segments and mapping a lambda over them cost ~200 of ~500 ms
-        -- CPU on 18.16 (a fleet month's 900 untiered locations, one thread), ~120 this way.
+        -- seconds (the integral function, cost.go) at its end and start: a few lookups per
+        -- record. Slicing the segments a record can touch and mapping lambdas over them cost
+        -- more (a fleet month's 900 untiered locations replayed on 18.16, one thread: 487 ms
+        -- of CPU against 456, and 353 pricing nothing).
         arrayElement(s1_first, b0) AS i1a, arrayElement(s1_first, b1) AS i1b,
         arrayElement(s1_cov, i1b) + arrayElement(s1_covers, i1b) * (re - @t0)
             - arrayElement(s1_cov, i1a) - arrayElement(s1_covers, i1a) * (rs - @t0) AS cov1,
