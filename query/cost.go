@@ -51,6 +51,16 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 	"untieredMoney": func(e, secsPrice string) string {
 		return fmt.Sprintf("%s / (re - rs) * (%s) / 1000", e, secsPrice)
 	},
+	// integral is the running sum of price × seconds of component n's timeline from its
+	// start to second t of segment i<n><end> (cost_arrays.go: base): differences of it are
+	// what a record's seconds × prices sum to.
+	"integral": func(n int, end, t string) string {
+		return fmt.Sprintf("(arrayElement(s%[1]d_base, i%[1]d%[2]s) + arrayElement(s%[1]d_price, i%[1]d%[2]s) * (%[3]s - @t0))", n, end, t)
+	},
+	// findArgs are the arguments of arrays_find: component ca, in bucket b, compared by cmp.
+	"findArgs": func(ca componentArrays, b, cmp string) findArgs {
+		return findArgs{N: ca.N, Steps: ca.Steps, B: b, Cmp: cmp}
+	},
 	// uncovered is 0 when a component with tariffs (bit n - 1 of act for component n)
 	// covers fewer seconds (cov1, cov2: import; cov3: export) than the records it prices
 	// last (impLen, expLen), else 1: time without a price (a missing market price) is
@@ -78,6 +88,14 @@ var templates = template.Must(template.New("sql").Funcs(template.FuncMap{
 		return fmt.Sprintf("arrayPopFront(arrayCumSum(arrayPushFront(arrayMap(x -> x.%s, %s), %s)))", wh, items, start)
 	},
 }).ParseFS(sqlFiles, "*.sql"))
+
+// findArgs are what arrays_find renders: component N's segment of a second in bucket B.
+type findArgs struct {
+	N     int
+	Steps []int
+	B     string
+	Cmp   string
+}
 
 func pieceWh(e, secs string) string { return fmt.Sprintf("%s * %s / (re - rs)", e, secs) }
 

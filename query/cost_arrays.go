@@ -14,29 +14,44 @@ import (
 const maxArraySegments = 4000
 
 // costArraysCacheSize bounds the cost windows whose arrays stay in memory: at most
-// maxArraySegments of 24 bytes and, per component, 2 × maxBuckets indexes of 4 bytes —
-// about 145 KB a window, 150 MB for 1024 at worst; a month of a time-of-use tariff
-// takes about 18 KB.
+// maxArraySegments and as many gaps between them of 37 bytes and, per component,
+// maxBuckets indexes of 4 bytes — about 345 KB a window, 350 MB for 1024 at worst (no
+// timeline has a gap between every two prices); a month of a time-of-use tariff takes
+// about 20 KB.
 const costArraysCacheSize = 1024
 
-// maxBuckets bounds the bucket index of one component.
-const maxBuckets = 2048
+// maxBuckets bounds the bucket index of one component. Buckets are half hours where the
+// range allows (a month's range, its window and the longest record after it: 2,928), so
+// that no segment of a half-hourly market price or time-of-use tariff starts inside one and
+// a record's segments are found with no step (arrays_component).
+const maxBuckets = 4096
 
 // allComponents are the components a record can be priced by, in their SQL numbering.
 var allComponents = []int{tariffs.CompImportCommodity, tariffs.CompImportNonCommodity, tariffs.CompExportCommodity}
 
-// componentArrays is one component's segments as the arrays of cost_arrays.sql.
+// componentArrays is one component's segments as the arrays of cost_arrays.sql: each
+// timeline's segments cover its whole range, time without a price filled by segments
+// that price nothing and cover nothing (gaps).
 type componentArrays struct {
-	N          int
-	Present    bool
-	Contiguous bool // every segment ends where the next starts: ends are not sent (arrays_ends)
-	OneConf    bool // every segment has one confidence: confidences are not sent, c is a scalar
-	start      []uint32
-	end        []uint32
-	price      []float64
-	conf       []float64
-	first      []uint32 // per bucket: 1-based number of the first segment ending after its start
-	last       []uint32 // per bucket: number of the last segment starting before its end
+	N       int
+	Present bool
+	Gapless bool  // no timeline has a gap: a record's covered seconds are its own (no coverage arrays sent)
+	OneConf bool  // every segment has one confidence: confidences are not sent, c is a scalar
+	Steps   []int // 1 … the most segments starting inside one bucket after its first (arrays_find)
+	start   []uint32
+	price   []float64
+	// base[i] is the money per kWh of the segments before i, less price[i] × (start[i] - t0):
+	// base[i] + price[i] × (t - t0) is the running sum of price × seconds from t0 to any t
+	// in segment i (the price integral arrays_component takes differences of).
+	base []float64
+	// covBase and covers are the same running sum of covered seconds (covers: 1, a gap: 0).
+	covBase []int64
+	covers  []uint8
+	conf    []float64 // a gap's is 1: a record's confidence is the least of rc and its segments'
+	first   []uint32  // per bucket: 1-based number of the segment holding its start
+	conf1   float64   // the confidence of every segment, where OneConf
+	gaps    bool      // a timeline has a gap (built per timeline; Gapless is set when concatenated)
+	steps   int
 }
 
 // costArrays are the constant arrays of an untiered cost query over [t0, t1); ok is false
@@ -69,55 +84,86 @@ func (c *Pricer) arraySegments(ctx context.Context, a costArgs) (costArrays, err
 }
 
 // buildArrays indexes segments (sorted by start, disjoint within a component) by buckets
-// of whole hours from t0, at most maxBuckets of them.
+// of whole half hours from t0, at most maxBuckets of them.
 func buildArrays(segs []segment, t0, t1 int64) costArrays {
-	hours := (t1 - t0 + 3599) / 3600
-	bucket := 3600 * max(1, (hours+maxBuckets-1)/maxBuckets)
+	halves := (t1 - t0 + 1799) / 1800
+	bucket := 1800 * max(1, (halves+maxBuckets-1)/maxBuckets)
 	n := max(1, (t1-t0+bucket-1)/bucket)
 	out := costArrays{t0: t0, bucket: bucket, n: n, ok: true}
 	for _, comp := range allComponents {
-		ca := componentArrays{N: comp}
+		var own []segment
 		for _, s := range segs {
-			if s.comp == comp {
-				ca.start, ca.end = append(ca.start, uint32(s.s)), append(ca.end, uint32(s.e))
-				ca.price, ca.conf = append(ca.price, s.rate), append(ca.conf, s.conf)
+			if s.comp == comp && min(s.e, t1) > max(s.s, t0) {
+				own = append(own, segment{comp: comp, s: max(s.s, t0), e: min(s.e, t1), rate: s.rate, conf: s.conf})
 			}
 		}
-		ca.Present = len(ca.start) > 0
+		ca := componentArrays{N: comp, Present: len(own) > 0}
 		if ca.Present {
-			ca.first, ca.last = bucketIndex(ca.start, ca.end, t0, bucket, n)
+			ca = filled(ca, own, t0, t1)
+			ca.first, ca.steps = bucketIndex(ca.start, t0, t1, bucket, n)
 		}
-		out.comps = append(out.comps, ca.shaped())
+		out.comps = append(out.comps, ca)
 	}
 	return out
 }
 
-// bucketIndex returns, for each of n buckets from t0, the 1-based numbers of the first
-// segment ending after the bucket's start and of the last segment starting before its end.
-func bucketIndex(start, end []uint32, t0, bucket, n int64) (first, last []uint32) {
-	first, last = make([]uint32, n), make([]uint32, n)
-	f, l := 0, 0
-	for j := int64(0); j < n; j++ {
-		from, to := t0+j*bucket, t0+(j+1)*bucket
-		for f < len(end) && int64(end[f]) <= from {
-			f++
-		}
-		for l < len(start) && int64(start[l]) < to {
-			l++
-		}
-		first[j], last[j] = uint32(f+1), uint32(l)
+// filled lays a component's segments over [t0, t1) with its gaps as segments of price 0
+// that cover nothing, and the running sums of money per kWh and covered seconds.
+func filled(ca componentArrays, segs []segment, t0, t1 int64) componentArrays {
+	ca.OneConf = true
+	add := func(s int64, price, conf float64, covers uint8) {
+		ca.start, ca.price = append(ca.start, uint32(s)), append(ca.price, price)
+		ca.conf, ca.covers = append(ca.conf, conf), append(ca.covers, covers)
 	}
-	return first, last
+	at := t0
+	for _, s := range segs {
+		if s.s > at {
+			add(at, 0, 1, 0)
+			ca.gaps = true
+		}
+		add(s.s, s.rate, s.conf, 1)
+		ca.OneConf = ca.OneConf && s.conf == segs[0].conf
+		at = s.e
+	}
+	if at < t1 {
+		add(at, 0, 1, 0)
+		ca.gaps = true
+	}
+	money, covered := 0., int64(0)
+	for i, s := range ca.start {
+		from := int64(s) - t0
+		ca.base = append(ca.base, money-ca.price[i]*float64(from))
+		ca.covBase = append(ca.covBase, covered-int64(ca.covers[i])*from)
+		end := t1
+		if i+1 < len(ca.start) {
+			end = int64(ca.start[i+1])
+		}
+		money += ca.price[i] * float64(end-int64(s))
+		covered += int64(ca.covers[i]) * (end - int64(s))
+	}
+	ca.conf1 = segs[0].conf
+	return ca
 }
 
-// shaped sets Contiguous and OneConf from the segments.
-func (ca componentArrays) shaped() componentArrays {
-	ca.Contiguous, ca.OneConf = ca.Present, ca.Present
-	for i := 1; i < len(ca.start); i++ {
-		ca.Contiguous = ca.Contiguous && ca.end[i-1] == ca.start[i]
-		ca.OneConf = ca.OneConf && ca.conf[i] == ca.conf[0]
+// bucketIndex returns, for each of n buckets from t0, the 1-based number of the segment
+// (of contiguous ones from t0 to t1) holding the bucket's start, and the most segments
+// starting inside one bucket after it.
+func bucketIndex(start []uint32, t0, t1, bucket, n int64) (first []uint32, steps int) {
+	first = make([]uint32, n)
+	f := 0
+	for j := int64(0); j < n; j++ {
+		from, to := t0+j*bucket, min(t0+(j+1)*bucket, t1)
+		for f+1 < len(start) && int64(start[f+1]) <= from {
+			f++
+		}
+		first[j] = uint32(f + 1)
+		inside := 0
+		for k := f + 1; k < len(start) && int64(start[k]) < to; k++ {
+			inside++
+		}
+		steps = max(steps, inside)
 	}
-	return ca
+	return first, steps
 }
 
 // SegmentConfs reports whether a present component of fleet_arrays.sql has segments of
@@ -146,15 +192,15 @@ func (ca costArrays) named() []any {
 // named binds one present component's arrays, as arrays_columns takes them.
 func (ca componentArrays) named() []any {
 	p := fmt.Sprintf("s%d_", ca.N)
-	out := []any{chstore.Named(p+"start", ca.start), chstore.Named(p+"price", ca.price),
-		chstore.Named(p+"first", ca.first), chstore.Named(p+"last", ca.last)}
-	if ca.Contiguous {
-		out = append(out, chstore.Named(p+"last_end", ca.end[len(ca.end)-1]))
-	} else {
-		out = append(out, chstore.Named(p+"end", ca.end))
+	out := []any{chstore.Named(p+"price", ca.price), chstore.Named(p+"base", ca.base), chstore.Named(p+"first", ca.first)}
+	if len(ca.Steps) > 0 {
+		out = append(out, chstore.Named(p+"start", ca.start))
+	}
+	if !ca.Gapless {
+		out = append(out, chstore.Named(p+"cov", ca.covBase), chstore.Named(p+"covers", ca.covers))
 	}
 	if ca.OneConf {
-		return append(out, chstore.Named(p+"conf1", ca.conf[0]))
+		return append(out, chstore.Named(p+"conf1", ca.conf1))
 	}
 	return append(out, chstore.Named(p+"conf", ca.conf))
 }

@@ -9,23 +9,38 @@ bucket of @bucket seconds from @t0) naming the few segments a record can touch. 
         0. AS m{{.N}}, toInt64(0) AS cov{{.N}}, 1. AS c{{.N}}
 {{- else}}
 {{- $n := .N}},
-        -- Component {{$n}}: candidates are segments first[b0] … last[b1] (none when empty);
-        -- o{{$n}} holds the record's seconds inside each (0: none). The money is the record's
-        -- energy per second times its seconds × price summed over them: a lambda that captures
-        -- a column copies it once per element (a fleet month on 18.16: ~30 ms of 420 ms CPU).
-        arrayElement(s{{$n}}_first, b0) AS i{{$n}}, greatest(toInt64(arrayElement(s{{$n}}_last, b1)) - i{{$n}} + 1, 0) AS k{{$n}},
-        arrayMap((a, b) -> greatest(toInt64(least(re, b)) - toInt64(greatest(rs, a)), 0),
-            arraySlice(s{{$n}}_start, i{{$n}}, k{{$n}}), {{template "arrays_ends" .}}) AS o{{$n}},
-        arraySum(o{{$n}}) AS cov{{$n}},
-        {{untieredMoney "e" (printf "arraySum(arrayMap((o, p) -> o * p, o%d, arraySlice(s%d_price, i%d, k%d)))" $n $n $n $n)}} AS m{{$n}},
+        -- Component {{$n}}: i{{$n}}a and i{{$n}}b number the segments holding the record's first
+        -- and last second. Its money per kWh is the difference of the running sum of price ×
+        -- seconds (the integral function, cost.go) at its end and start: a few lookups per
+        -- record. Slicing the segments a record can touch and mapping lambdas over them cost
+        -- more (a fleet month's 900 untiered locations replayed on 18.16, one thread: 487 ms
+        -- of CPU against 456, and 353 pricing nothing).
+        {{template "arrays_find" (findArgs . "b0" "<= rs")}} AS i{{$n}}a, {{template "arrays_find" (findArgs . "b1" "< re")}} AS i{{$n}}b,
+        {{- if .Gapless}}
+        -- Every second of every timeline is priced.
+        toInt64(re - rs) AS cov{{$n}},
+        {{- else}}
+        arrayElement(s{{$n}}_cov, i{{$n}}b) + arrayElement(s{{$n}}_covers, i{{$n}}b) * (re - @t0)
+            - arrayElement(s{{$n}}_cov, i{{$n}}a) - arrayElement(s{{$n}}_covers, i{{$n}}a) * (rs - @t0) AS cov{{$n}},
+        {{- end}}
+        {{untieredMoney "e" (printf "%s - %s" (integral $n "b" "re") (integral $n "a" "rs"))}} AS m{{$n}},
         {{- if .OneConf}}
         -- One confidence for every segment: the least over the segments the record meets.
         if(cov{{$n}} > 0, least(rc, toFloat64(@s{{$n}}_conf1)), 1.) AS c{{$n}}
         {{- else}}
-        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o{{$n}}, arraySlice(s{{$n}}_conf, i{{$n}}, k{{$n}})), 1.)) AS c{{$n}}
+        -- The least confidence of the segments i{{$n}}a … i{{$n}}b (a gap's is 1).
+        if(cov{{$n}} > 0, least(rc, arrayReduce('min', arraySlice(s{{$n}}_conf, i{{$n}}a, i{{$n}}b - i{{$n}}a + 1))), 1.) AS c{{$n}}
         {{- end}}
 {{- end}}
 {{end}}
+
+{{define "arrays_find"}}
+{{- /* The segment holding second t of a record in bucket b: the bucket's first segment,
+moved on past each later one that starts by t (.Cmp: "<= rs", or "< re" for the last
+second). Half-hour buckets hold one segment of a half-hourly price: no step. */ -}}
+arrayElement(s{{.N}}_first, {{.B}})
+{{- range .Steps}} + (arrayElement(s{{$.N}}_start, arrayElement(s{{$.N}}_first, {{$.B}}) + {{.}}) {{$.Cmp}}){{end}}
+{{- end}}
 
 {{define "arrays_money"}}
 {{- /* A record's money (tr 1: import, commodity m1 + non-commodity m2; tr 2: export m3;
@@ -51,18 +66,11 @@ month on 18.16: ~20 ms less CPU of ~330). Else the least of the records' conf. *
 {{define "arrays_columns"}}
 {{- /* One component's arrays as columns of the records' level. Literals are most of what
 18.16 spends on these queries (a market month's 2,928 segments: 31 ms with no rows to read),
-so ends that are the next starts and one confidence for all are not sent as arrays. */ -}}
+so starts no step reads, coverage where nothing is uncovered and one confidence for all are
+not sent as arrays. */ -}}
 {{- $n := .N}}
-            @s{{$n}}_start AS s{{$n}}_start, @s{{$n}}_price AS s{{$n}}_price,
-            @s{{$n}}_first AS s{{$n}}_first, @s{{$n}}_last AS s{{$n}}_last
-{{- if not .Contiguous}}, @s{{$n}}_end AS s{{$n}}_end{{end}}
+            @s{{$n}}_price AS s{{$n}}_price, @s{{$n}}_base AS s{{$n}}_base, @s{{$n}}_first AS s{{$n}}_first
+{{- if .Steps}}, @s{{$n}}_start AS s{{$n}}_start{{end}}
+{{- if not .Gapless}}, @s{{$n}}_cov AS s{{$n}}_cov, @s{{$n}}_covers AS s{{$n}}_covers{{end}}
 {{- if not .OneConf}}, @s{{$n}}_conf AS s{{$n}}_conf{{end}}
-{{- end}}
-
-{{define "arrays_ends"}}
-{{- /* The ends of candidate segments i … i + k - 1: without gaps, the next segments' starts
-and, after the last segment, its end. */ -}}
-{{- $n := .N}}
-{{- if .Contiguous}}arraySlice(arrayPushBack(arraySlice(s{{$n}}_start, i{{$n}} + 1, k{{$n}}), toUInt32(@s{{$n}}_last_end)), 1, k{{$n}})
-{{- else}}arraySlice(s{{$n}}_end, i{{$n}}, k{{$n}}){{end}}
 {{- end}}

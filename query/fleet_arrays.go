@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"math"
 
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
@@ -74,25 +75,51 @@ func (c *Pricer) fleetTimelines(ctx context.Context, scope kwhouse.Scope, b flee
 }
 
 // concatComponent joins component k of every timeline: segment numbers of a timeline's
-// bucket index are shifted by the segments before it; a timeline without the component
-// gets empty candidate ranges.
+// bucket index are shifted by the segments before it, and each timeline is followed by as
+// many segments starting never as the most steps of any (arrays_find stays in its
+// timeline); a timeline without the component gets one gap, priced 0 and covering nothing.
 func concatComponent(ts []costArrays, k int, nb int64) componentArrays {
-	out := componentArrays{N: ts[0].comps[k].N}
+	out := componentArrays{N: ts[0].comps[k].N, Gapless: true, OneConf: true}
+	steps, conf1, confs := 0, 0., false
 	for _, t := range ts {
 		ca := t.comps[k]
-		shift := uint32(len(out.start))
 		out.Present = out.Present || ca.Present
-		out.start, out.end = append(out.start, ca.start...), append(out.end, ca.end...)
-		out.price, out.conf = append(out.price, ca.price...), append(out.conf, ca.conf...)
-		for j := int64(0); j < nb; j++ {
-			first, last := shift+1, shift // none
-			if ca.Present {
-				first, last = ca.first[j]+shift, ca.last[j]+shift
-			}
-			out.first, out.last = append(out.first, first), append(out.last, last)
+		steps = max(steps, ca.steps)
+		if ca.Present {
+			out.Gapless = out.Gapless && !ca.gaps
+			out.OneConf = out.OneConf && ca.OneConf && (!confs || ca.conf1 == conf1)
+			conf1, confs = ca.conf1, true
 		}
 	}
-	return out.shaped()
+	if !out.Present {
+		return out
+	}
+	for _, t := range ts {
+		ca := t.comps[k]
+		if !ca.Present {
+			out.Gapless = false
+			ca = componentArrays{start: []uint32{uint32(t.t0)}, price: []float64{0}, base: []float64{0},
+				covBase: []int64{0}, covers: []uint8{0}, conf: []float64{1}, first: make([]uint32, nb)}
+			for j := range ca.first {
+				ca.first[j] = 1
+			}
+		}
+		shift := uint32(len(out.start))
+		out.start, out.price, out.base = append(out.start, ca.start...), append(out.price, ca.price...), append(out.base, ca.base...)
+		out.covBase, out.covers, out.conf = append(out.covBase, ca.covBase...), append(out.covers, ca.covers...), append(out.conf, ca.conf...)
+		for j := int64(0); j < nb; j++ {
+			out.first = append(out.first, ca.first[j]+shift)
+		}
+		for range steps {
+			out.start, out.price, out.base = append(out.start, math.MaxUint32), append(out.price, 0), append(out.base, 0)
+			out.covBase, out.covers, out.conf = append(out.covBase, 0), append(out.covers, 0), append(out.conf, 1)
+		}
+	}
+	out.conf1 = conf1
+	for i := range steps {
+		out.Steps = append(out.Steps, i+1)
+	}
+	return out
 }
 
 // named binds the packed timelines.

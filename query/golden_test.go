@@ -21,7 +21,7 @@ var goldenShapes = []struct {
 }{
 	{"segment_rows_market.sql", "segment_rows", pricingShape{Markets: true}},
 	{"interval_arrays_records.sql", "fleet_arrays", pricingShape{Aggregation: aggregationRecord, Dedup: dedupArgMax,
-		Refs: true, Comps: []componentArrays{{N: 1, Present: true, Contiguous: true, OneConf: true}, {N: 2}, {N: 3}}}},
+		Refs: true, Comps: []componentArrays{{N: 1, Present: true, Gapless: true, OneConf: true}, {N: 2}, {N: 3}}}},
 	{"interval_join_day_tiered_market.sql", "fleet", pricingShape{Aggregation: "DAY", Tiered: true, Markets: true,
 		Dedup: dedupArgMax, ExtSegments: true}},
 	{"session_join_records_device_tiered.sql", "fleet", pricingShape{Aggregation: aggregationRecord, Tiered: true,
@@ -33,7 +33,7 @@ var goldenShapes = []struct {
 	{"fleet_arrays_day_final.sql", "fleet_arrays", pricingShape{Aggregation: "DAY", Dedup: dedupFinal,
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
 	{"fleet_arrays_day.sql", "fleet_arrays", pricingShape{Aggregation: "DAY",
-		Comps: []componentArrays{{N: 1, Present: true}, {N: 2}, {N: 3}}}},
+		Comps: []componentArrays{{N: 1, Present: true, Steps: []int{1, 2}}, {N: 2}, {N: 3}}}},
 	{"fleet_arrays_day_cluster.sql", "fleet_arrays", pricingShape{Aggregation: "DAY", Cluster: true,
 		Comps: []componentArrays{{N: 1, Present: true}, {N: 2, Present: true}, {N: 3}}}},
 	{"fleet_join_day_tiered_argmax.sql", "fleet", pricingShape{Aggregation: "DAY", Tiered: true, Dedup: dedupArgMax, ExtSegments: true}},

@@ -11,27 +11,31 @@ WITH
     arrayElement(@tl, li) AS tl,
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
     toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1,
-        -- Component 1: candidates are segments first[b0] … last[b1] (none when empty);
-        -- o1 holds the record's seconds inside each (0: none). The money is the record's
-        -- energy per second times its seconds × price summed over them: a lambda that captures
-        -- a column copies it once per element (a fleet month on 18.16: ~30 ms of 420 ms CPU).
-        arrayElement(s1_first, b0) AS i1, greatest(toInt64(arrayElement(s1_last, b1)) - i1 + 1, 0) AS k1,
-        arrayMap((a, b) -> greatest(toInt64(least(re, b)) - toInt64(greatest(rs, a)), 0),
-            arraySlice(s1_start, i1, k1), arraySlice(s1_end, i1, k1)) AS o1,
-        arraySum(o1) AS cov1,
-        e / (re - rs) * (arraySum(arrayMap((o, p) -> o * p, o1, arraySlice(s1_price, i1, k1)))) / 1000 AS m1,
-        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o1, arraySlice(s1_conf, i1, k1)), 1.)) AS c1
+        -- Component 1: i1a and i1b number the segments holding the record's first
+        -- and last second. Its money per kWh is the difference of the running sum of price ×
+        -- seconds (the integral function, cost.go) at its end and start: a few lookups per
+        -- record. Slicing the segments a record can touch and mapping lambdas over them cost
+        -- more (a fleet month's 900 untiered locations replayed on 18.16, one thread: 487 ms
+        -- of CPU against 456, and 353 pricing nothing).
+        arrayElement(s1_first, b0) AS i1a, arrayElement(s1_first, b1) AS i1b,
+        arrayElement(s1_cov, i1b) + arrayElement(s1_covers, i1b) * (re - @t0)
+            - arrayElement(s1_cov, i1a) - arrayElement(s1_covers, i1a) * (rs - @t0) AS cov1,
+        e / (re - rs) * ((arrayElement(s1_base, i1b) + arrayElement(s1_price, i1b) * (re - @t0)) - (arrayElement(s1_base, i1a) + arrayElement(s1_price, i1a) * (rs - @t0))) / 1000 AS m1,
+        -- The least confidence of the segments i1a … i1b (a gap's is 1).
+        if(cov1 > 0, least(rc, arrayReduce('min', arraySlice(s1_conf, i1a, i1b - i1a + 1))), 1.) AS c1
 ,
-        -- Component 2: candidates are segments first[b0] … last[b1] (none when empty);
-        -- o2 holds the record's seconds inside each (0: none). The money is the record's
-        -- energy per second times its seconds × price summed over them: a lambda that captures
-        -- a column copies it once per element (a fleet month on 18.16: ~30 ms of 420 ms CPU).
-        arrayElement(s2_first, b0) AS i2, greatest(toInt64(arrayElement(s2_last, b1)) - i2 + 1, 0) AS k2,
-        arrayMap((a, b) -> greatest(toInt64(least(re, b)) - toInt64(greatest(rs, a)), 0),
-            arraySlice(s2_start, i2, k2), arraySlice(s2_end, i2, k2)) AS o2,
-        arraySum(o2) AS cov2,
-        e / (re - rs) * (arraySum(arrayMap((o, p) -> o * p, o2, arraySlice(s2_price, i2, k2)))) / 1000 AS m2,
-        arrayReduce('min', arrayPushBack(arrayMap((o, x) -> if(o > 0, least(rc, x), 1.), o2, arraySlice(s2_conf, i2, k2)), 1.)) AS c2
+        -- Component 2: i2a and i2b number the segments holding the record's first
+        -- and last second. Its money per kWh is the difference of the running sum of price ×
+        -- seconds (the integral function, cost.go) at its end and start: a few lookups per
+        -- record. Slicing the segments a record can touch and mapping lambdas over them cost
+        -- more (a fleet month's 900 untiered locations replayed on 18.16, one thread: 487 ms
+        -- of CPU against 456, and 353 pricing nothing).
+        arrayElement(s2_first, b0) AS i2a, arrayElement(s2_first, b1) AS i2b,
+        arrayElement(s2_cov, i2b) + arrayElement(s2_covers, i2b) * (re - @t0)
+            - arrayElement(s2_cov, i2a) - arrayElement(s2_covers, i2a) * (rs - @t0) AS cov2,
+        e / (re - rs) * ((arrayElement(s2_base, i2b) + arrayElement(s2_price, i2b) * (re - @t0)) - (arrayElement(s2_base, i2a) + arrayElement(s2_price, i2a) * (rs - @t0))) / 1000 AS m2,
+        -- The least confidence of the segments i2a … i2b (a gap's is 1).
+        if(cov2 > 0, least(rc, arrayReduce('min', arraySlice(s2_conf, i2a, i2b - i2a + 1))), 1.) AS c2
 ,
         -- No segment of component 3: nothing to pay and nothing covered (@tl_bits says
         -- whether the component has tariffs, so whether uncovered time lowers confidence).
@@ -59,12 +63,10 @@ FROM
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc,
         -- The arrays enter as columns: 18.16 spells a literal out in the name of every
         -- expression built on it, and those names made analysis slow.
-            @s1_start AS s1_start, @s1_price AS s1_price,
-            @s1_first AS s1_first, @s1_last AS s1_last, @s1_end AS s1_end, @s1_conf AS s1_conf,
+            @s1_price AS s1_price, @s1_base AS s1_base, @s1_first AS s1_first, @s1_cov AS s1_cov, @s1_covers AS s1_covers, @s1_conf AS s1_conf,
         -- The arrays enter as columns: 18.16 spells a literal out in the name of every
         -- expression built on it, and those names made analysis slow.
-            @s2_start AS s2_start, @s2_price AS s2_price,
-            @s2_first AS s2_first, @s2_last AS s2_last, @s2_end AS s2_end, @s2_conf AS s2_conf
+            @s2_price AS s2_price, @s2_base AS s2_base, @s2_first AS s2_first, @s2_cov AS s2_cov, @s2_covers AS s2_covers, @s2_conf AS s2_conf
     FROM meter_records
     -- The locations first: where they are a few of those in the granules read (a tiered
     -- batch of every tenth location), the other columns are read for their rows only (a
