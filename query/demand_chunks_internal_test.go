@@ -55,3 +55,23 @@ func TestDemandChunksKeepEachWindowToItsLocations(t *testing.T) {
 		seen += len(ch.ids)
 	}
 }
+
+// The readings of a query come in no order: each location's (by number) are sorted by
+// start, and a location without readings has none.
+func TestDemandReadingsByLocationSortedByStart(t *testing.T) {
+	row := func(li, rs uint32) demandRow {
+		return demandRow{key: uint64(li)<<32 | uint64(rs), end: rs + 1800, wh: float64(rs)}
+	}
+	got := byLocation([]demandRow{row(3, 7200), row(1, 3600), row(3, 0), row(1, 1800), row(3, 1800)}, make([][]charges.Reading, 3))
+	want := [][]uint32{{1800, 3600}, nil, {0, 1800, 7200}}
+	for i, w := range want {
+		if len(got[i]) != len(w) {
+			t.Fatalf("location %d: %d readings, want %d", i+1, len(got[i]), len(w))
+		}
+		for j, s := range w {
+			if r := got[i][j]; r.Start.Unix() != int64(s) || r.End.Unix() != int64(s)+1800 || r.Wh != float64(s) {
+				t.Errorf("location %d reading %d: %v–%v %v Wh, want from %d", i+1, j, r.Start, r.End, r.Wh, s)
+			}
+		}
+	}
+}

@@ -397,12 +397,12 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 			if err != nil {
 				return err
 			}
-			for _, id := range ch.ids {
+			for i, id := range ch.ids {
 				for _, m := range need[id] {
 					if plans[m].measuresNone() {
 						continue
 					}
-					got := measureDays(m, plans[m], readings[id])
+					got := measureDays(m, plans[m], charges.MonthReadings(readings[i], m.Month))
 					mu.Lock()
 					out[m] = got
 					mu.Unlock()
