@@ -81,11 +81,13 @@ type keptPeak struct {
 	version uint64
 }
 
-// peakMonth is a demand month of a location with the fingerprint now of its reach.
+// peakMonth is a demand month of a location with the fingerprint now of its reach, and
+// whether demand_peaks keeps a version of it (kept: under another fingerprint when stale).
 type peakMonth struct {
-	loc string
-	m   *charges.TariffMonth
-	now uint64
+	loc  string
+	m    *charges.TariffMonth
+	now  uint64
+	kept bool
 }
 
 // demandPeaks sets the peaks of every month in need (by location; TariffMonth.Peaks):
@@ -133,7 +135,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 				pm.m.Peaks = h.peaks
 			} else if hs != nil {
 				again = append(again, pm) // changed since held: another process may have kept it
-			} else if !servedKept(early[loc], pm) {
+			} else if pm.kept = findMonth(early[loc], pm.m) != nil; !servedKept(early[loc], pm) {
 				stale = append(stale, pm)
 			} else {
 				got = append(got, pm)
@@ -182,7 +184,7 @@ func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, g
 		return nil, nil, err
 	}
 	for _, pm := range again {
-		if servedKept(kept[pm.loc], pm) {
+		if pm.kept = findMonth(kept[pm.loc], pm.m) != nil; servedKept(kept[pm.loc], pm) {
 			got = append(got, pm)
 		} else {
 			stale = append(stale, pm)
@@ -191,14 +193,24 @@ func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, g
 	return got, stale, nil
 }
 
-// measureStale measures the peaks of the stale months, each from its first day whose
-// readings may have changed (dayPlans), and keeps them under their fingerprints now,
-// after the answer (keepPeaks).
+// measureStale measures the peaks of the stale months and keeps them under their
+// fingerprints now, after the answer (keepPeaks). A month demand_peaks keeps a version of is
+// measured from its first day whose readings may have changed (dayPlans); one it keeps none
+// of (its first measurement: a new location's, a backfilled history's) is measured whole,
+// reading neither its kept days nor its dates' change counts, so its peaks are kept without
+// its days, which its next measurement keeps: a backfilled location's year so reads its
+// readings right after their fingerprints, not after a third statement.
 func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, base []any, stale []peakMonth) error {
 	if len(stale) == 0 {
 		return nil
 	}
-	plans, err := c.dayPlans(ctx, base, stale)
+	var kept []peakMonth
+	for _, pm := range stale {
+		if pm.kept {
+			kept = append(kept, pm)
+		}
+	}
+	plans, err := c.dayPlans(ctx, base, kept)
 	if err != nil {
 		return err
 	}
