@@ -20,7 +20,7 @@ import (
 // costs.pricer_days days). A location whose readings arrived as they were measured had
 // each month's demand peaks measured and kept by the pass after its last reading
 // (docs/costs.md, "Background pricer"), so a dashboard's first answer with charges finds
-// them kept. keepHistoryPeaks leaves the fixture so; backfillShape times the other case.
+// them kept. keepHistoryPeaks leaves the fixture so; backfillShapes time the other case.
 
 // historyPricerDays is a pass's window over the fixture's whole year (the most
 // costs.pricer_days allows).
