@@ -64,7 +64,7 @@ func (c *Pricer) startCharges(ctx context.Context, a costArgs, req CostRequest) 
 			return
 		}
 		p.months = slices.Clone(months) // their peaks are set here
-		p.err = c.demandPeaks(ctx, a.scope, a.direction, map[string][]charges.TariffMonth{a.location: p.months})
+		p.err = c.demandPeaks(ctx, a.scope, a.direction, map[string][]charges.TariffMonth{a.location: p.months}, false)
 	}()
 	return p
 }

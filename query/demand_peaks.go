@@ -95,7 +95,9 @@ type peakMonth struct {
 // demand_peaks), the others measured from the readings and kept after the answer
 // (keepPeaks; with priced buckets off: all measured, nothing kept). The kept peaks of the locations this Pricer holds none of
 // (a new process's first answer) are read while the fingerprints are, not after them.
-func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) error {
+// firstDays says whether a month measured for the first time keeps its days (a background
+// pass, whose next pass measures it from its changed days; measureStale).
+func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, firstDays bool) error {
 	if c.buckets == nil {
 		stale := map[string][]*charges.TariffMonth{}
 		for loc, ms := range need {
@@ -146,7 +148,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	if err != nil {
 		return err
 	}
-	if err := c.measureStale(ctx, scope, dir, base, stale); err != nil {
+	if err := c.measureStale(ctx, scope, dir, base, stale, firstDays); err != nil {
 		return err
 	}
 	c.buckets.peaks.keep(scope, dir, append(got, stale...))
@@ -195,18 +197,19 @@ func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, g
 
 // measureStale measures the peaks of the stale months and keeps them under their
 // fingerprints now, after the answer (keepPeaks). A month demand_peaks keeps a version of is
-// measured from its first day whose readings may have changed (dayPlans); one it keeps none
-// of (its first measurement: a new location's, a backfilled history's) is measured whole,
-// reading neither its kept days nor its dates' change counts, so its peaks are kept without
-// its days, which its next measurement keeps: a backfilled location's year so reads its
-// readings right after their fingerprints, not after a third statement.
-func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, base []any, stale []peakMonth) error {
+// measured from its first day whose readings may have changed (dayPlans). One it keeps
+// none of (its first measurement: a new location's, a backfilled history's) is measured
+// whole; unless firstDays, reading neither kept days nor its dates' change counts, so its
+// peaks are kept without its days (its next measurement keeps them): an answer with a
+// backfilled location's year so reads its readings right after their fingerprints, not
+// after a third statement.
+func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, base []any, stale []peakMonth, firstDays bool) error {
 	if len(stale) == 0 {
 		return nil
 	}
 	var kept []peakMonth
 	for _, pm := range stale {
-		if pm.kept {
+		if pm.kept || firstDays {
 			kept = append(kept, pm)
 		}
 	}
@@ -563,5 +566,5 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 			need[id] = slices.Clone(ms) // their peaks are set here
 		}
 	}
-	return c.demandPeaks(ctx, scope, dir, need)
+	return c.demandPeaks(ctx, scope, dir, need, true)
 }

@@ -128,7 +128,7 @@ func (c *Pricer) fleetCharges(ctx context.Context, scope kwhouse.Scope, req Flee
 			return err
 		}
 		owed = o
-		return c.demandPeaks(peaksCtx, scope, req.Direction, need)
+		return c.demandPeaks(peaksCtx, scope, req.Direction, need, false)
 	})
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
