@@ -2,6 +2,7 @@ package charges
 
 import (
 	"math"
+	"sort"
 	"time"
 )
 
@@ -22,6 +23,16 @@ func demandCharge(t *Tariff, peaks []float64) float64 {
 // DemandLookback is how long before a month the readings that count towards its demand
 // (with their part inside it) may start.
 const DemandLookback = 24 * time.Hour
+
+// MonthReadings are the readings of sorted (by start) that count towards month m's
+// demand: those starting in [m's start − DemandLookback, m's end), as a part of sorted. A
+// caller measuring a year's months gives each its own, not the year's twelve times.
+func MonthReadings(sorted []Reading, m Bucket) []Reading {
+	from := m.Start.Add(-DemandLookback)
+	lo := sort.Search(len(sorted), func(i int) bool { return !sorted[i].Start.Before(from) })
+	hi := lo + sort.Search(len(sorted)-lo, func(i int) bool { return !sorted[lo+i].Start.Before(m.End) })
+	return sorted[lo:hi:hi]
+}
 
 // MonthPeaks are t's demand peaks in local month m, one per demand entry: the highest mean
 // power (kW) over the entry's matching intervals that start in m and in t's contract,
@@ -78,10 +89,11 @@ func DayPeaks(t *Tariff, m Bucket, readings []Reading, first int) [][]float64 {
 	lo, hi := maxTime(days[first], maxTime(m.Start, t.From)), minTime(m.End, t.To)
 	// Compared as nanoseconds: a year's readings are scanned once for each of its months.
 	from, to := m.Start.Add(-DemandLookback).UnixNano(), m.End.UnixNano()
-	in := make([]Reading, 0, len(readings)/8) // a year's readings give each month about a twelfth
-	for _, r := range readings {
-		if s := r.Start.UnixNano(); s >= from && s < to {
-			in = append(in, r)
+	in := readings // those starting in [from, to): all of them when given a month's (MonthReadings)
+	for i, r := range readings {
+		if s := r.Start.UnixNano(); s < from || s >= to {
+			in = inRange(readings[i:], from, to, append(make([]Reading, 0, len(readings)/8+i), readings[:i]...))
+			break
 		}
 	}
 	from0 := days[first].Unix()
@@ -107,23 +119,40 @@ func DayPeaks(t *Tariff, m Bucket, readings []Reading, first int) [][]float64 {
 	return out
 }
 
+// inRange appends to dst the readings starting in [from, to) (Unix nanoseconds).
+func inRange(readings []Reading, from, to int64, dst []Reading) []Reading {
+	for _, r := range readings {
+		if s := r.Start.UnixNano(); s >= from && s < to {
+			dst = append(dst, r)
+		}
+	}
+	return dst
+}
+
 // IntervalEnergy sums the readings into intervals of length step aligned to the local
 // clock of zone, keyed by the interval's start (Unix seconds), for the intervals starting
 // in [lo, hi). A reading that straddles intervals is split in proportion to time.
+// Instants are Unix nanoseconds (readings and bounds lie within 1678–2262) and the zone's
+// offset is looked up once per offset period (zoneOffsets): measuring a London year by
+// month (BenchmarkMonthPeaksYear, load 4–6) took 7.8–11.7 ms with time.Time values, a
+// lookup per piece and each month's readings filtered from the year's, 3.3–5.3 ms so.
 func IntervalEnergy(readings []Reading, zone *time.Location, step time.Duration, lo, hi time.Time) map[int64]float64 {
 	// Sized once: a month of half-hourly readings fills about 3,000 quarter hours, and
 	// growing the map to them took a third of measuring a year's peaks.
 	out := make(map[int64]float64, min(2*len(readings), int(hi.Sub(lo)/step)+1))
+	lo0, hi0, n := lo.UnixNano(), hi.UnixNano(), int64(step/time.Second)
+	offsets := zoneOffsets{zone: zone}
 	for _, r := range readings {
-		if !r.End.After(r.Start) || !r.End.After(lo) || !r.Start.Before(hi) {
+		rs, re := r.Start.UnixNano(), r.End.UnixNano()
+		if re <= rs || re <= lo0 || rs >= hi0 {
 			continue
 		}
-		span := r.End.Sub(r.Start).Seconds()
-		for s := r.Start; s.Before(r.End); {
-			is := intervalStart(s, zone, step)
-			e := minTime(r.End, is.Add(step))
-			if !is.Before(lo) && is.Before(hi) {
-				out[is.Unix()] += r.Wh * e.Sub(s).Seconds() / span
+		span := time.Duration(re - rs).Seconds()
+		for s := rs; s < re; {
+			is := intervalStart(s, &offsets, n)
+			e := min(re, (is+n)*int64(time.Second))
+			if at := is * int64(time.Second); at >= lo0 && at < hi0 {
+				out[is] += r.Wh * time.Duration(e-s).Seconds() / span
 			}
 			s = e
 		}
@@ -131,14 +160,42 @@ func IntervalEnergy(readings []Reading, zone *time.Location, step time.Duration,
 	return out
 }
 
-// intervalStart is the start of the local-clock interval of length step containing t:
-// the last instant at or before t whose local wall clock is a multiple of step.
-func intervalStart(t time.Time, zone *time.Location, step time.Duration) time.Time {
-	_, off := t.In(zone).Zone()
-	wall := t.Unix() + int64(off)
-	n := int64(step / time.Second)
-	back := ((wall % n) + n) % n
-	return time.Unix(t.Unix()-back, 0)
+// intervalStart is the start (Unix seconds) of the local-clock interval of n seconds
+// containing the instant t (Unix nanoseconds): the last whole second at or before t whose
+// local wall clock is a multiple of n.
+func intervalStart(t int64, offsets *zoneOffsets, n int64) int64 {
+	sec := t / int64(time.Second)
+	if t%int64(time.Second) < 0 {
+		sec-- // the second holding t, as time.Time.Unix floors
+	}
+	wall := sec + offsets.at(sec)
+	return sec - ((wall%n)+n)%n
+}
+
+// zoneOffsets is a zone's UTC offset at instants, looked up once per period of one offset.
+type zoneOffsets struct {
+	zone     *time.Location
+	from, to int64 // the period [from, to) of off, Unix seconds
+	off      int64
+	known    bool
+}
+
+// at is the zone's offset (seconds east of UTC) at Unix second sec.
+func (z *zoneOffsets) at(sec int64) int64 {
+	if z.known && sec >= z.from && sec < z.to {
+		return z.off
+	}
+	t := time.Unix(sec, 0).In(z.zone)
+	_, off := t.Zone()
+	start, end := t.ZoneBounds()
+	z.from, z.to, z.off, z.known = math.MinInt64, math.MaxInt64, int64(off), true
+	if !start.IsZero() {
+		z.from = start.Unix()
+	}
+	if !end.IsZero() {
+		z.to = end.Unix()
+	}
+	return z.off
 }
 
 // dayOf is the index of the day holding the instant start among consecutive local days

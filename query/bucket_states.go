@@ -22,9 +22,12 @@ var (
 )
 
 // renderFixed renders a template that has no optional parts, once.
-func renderFixed(name string) string {
+func renderFixed(name string) string { return renderShape(name, nil) }
+
+// renderShape renders a template of one shape, once.
+func renderShape(name string, shape any) string {
 	var buf bytes.Buffer
-	if err := templates.ExecuteTemplate(&buf, name, nil); err != nil {
+	if err := templates.ExecuteTemplate(&buf, name, shape); err != nil {
 		panic(err)
 	}
 	return buf.String()

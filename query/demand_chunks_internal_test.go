@@ -1,7 +1,10 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -53,5 +56,62 @@ func TestDemandChunksKeepEachWindowToItsLocations(t *testing.T) {
 			}
 		}
 		seen += len(ch.ids)
+	}
+}
+
+// The readings of a query come in no order: each location's (by number) are sorted by
+// start, and a location without readings has none.
+func TestDemandReadingsByLocationSortedByStart(t *testing.T) {
+	row := func(li, rs uint32) demandRow {
+		return demandRow{key: uint64(li)<<32 | uint64(rs), end: rs + 1800, wh: float64(rs)}
+	}
+	got := byLocation([]demandRow{row(3, 7200), row(1, 3600), row(3, 0), row(1, 1800), row(3, 1800)}, make([][]charges.Reading, 3))
+	want := [][]uint32{{1800, 3600}, nil, {0, 1800, 7200}}
+	for i, w := range want {
+		if len(got[i]) != len(w) {
+			t.Fatalf("location %d: %d readings, want %d", i+1, len(got[i]), len(w))
+		}
+		for j, s := range w {
+			if r := got[i][j]; r.Start.Unix() != int64(s) || r.End.Unix() != int64(s)+1800 || r.Wh != float64(s) {
+				t.Errorf("location %d reading %d: %v–%v %v Wh, want from %d", i+1, j, r.Start, r.End, r.Wh, s)
+			}
+		}
+	}
+}
+
+// BenchmarkByLocationYear sorts and converts a location's year of half-hourly readings
+// (17,616 with the day before) as the demand readings query returns them: in no order.
+func BenchmarkByLocationYear(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	base := make([]demandRow, 17568+48)
+	for i := range base {
+		rs := uint32(1703980800 + 1800*i)
+		base[i] = demandRow{key: 1<<32 | uint64(rs), end: rs + 1800, wh: float64(i)}
+	}
+	rng.Shuffle(len(base), func(i, j int) { base[i], base[j] = base[j], base[i] })
+	rows := make([]demandRow, len(base))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		copy(rows, base)
+		byLocation(rows, make([][]charges.Reading, 1))
+	}
+}
+
+// Rows of many locations, starts anywhere in UInt32, sort as by their keys.
+func TestSortByKeyOrdersRandomRows(t *testing.T) {
+	rng := rand.New(rand.NewSource(44))
+	for _, n := range []int{0, 1, 2, 100, 5000} {
+		rows := make([]demandRow, n)
+		for i := range rows {
+			rows[i] = demandRow{key: uint64(1+rng.Intn(1200))<<32 | uint64(rng.Uint32()), wh: float64(i)}
+		}
+		want := slices.Clone(rows)
+		slices.SortStableFunc(want, func(a, b demandRow) int { return cmp.Compare(a.key, b.key) })
+		got := sortByKey(rows)
+		for i := range want {
+			if got[i].key != want[i].key {
+				t.Fatalf("%d rows: row %d has key %x, want %x", n, i, got[i].key, want[i].key)
+			}
+		}
 	}
 }

@@ -83,6 +83,9 @@ func reachDates(m *charges.TariffMonth) (uint32, int) {
 // write those count is counted here, and a month served later under them was measured
 // with it.
 func (c *Pricer) dayPlans(ctx context.Context, base []any, stale []peakMonth) (map[*charges.TariffMonth]*dayPlan, error) {
+	if len(stale) == 0 {
+		return nil, nil
+	}
 	var locs []string
 	seen := make(map[string]bool, len(stale))
 	var m0, m1, d0, d1 uint32
@@ -163,10 +166,12 @@ func (p *dayPlan) measuresNone() bool { return p != nil && p.days > 0 && p.first
 
 // measureDays sets m's peaks from the readings of its location (those starting from
 // plan.from at least, all when plan is nil): the days from plan.first measured, the others
-// kept. It returns what to keep of them.
+// kept. It returns what to keep of them: nothing without a plan (no change counts were
+// read to keep its days under).
 func measureDays(m *charges.TariffMonth, plan *dayPlan, readings []charges.Reading) measured {
 	if plan == nil {
-		plan = &dayPlan{}
+		m.Peaks = charges.MonthPeaks(m.Tariff, m.Month, readings)
+		return measured{}
 	}
 	entries := len(m.Tariff.Demand)
 	out := measured{days: append([]float64{}, plan.kept...), longest: plan.longest, counts: plan.counts}

@@ -10,8 +10,10 @@ import (
 
 // TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact: a kept month is measured again
 // from its first changed day on (docs/costs.md, "Bill charges"), and its bill stays the
-// bill of its readings now. The London home's 1 kW of 1–5 March and a four-day reading of 3
-// kW from 10 March (288 kWh) bill a 3 kW peak (demand 9); a 1 kWh hour on 13 March, inside
+// bill of its readings now. The London home's 1 kW of 1–5 March bills a 1 kW peak (demand
+// 3), measured whole and kept without its days (no month of it was kept); with a four-day
+// reading of 3 kW from 10 March (288 kWh) it bills a 3 kW peak (demand 9), measured whole
+// again and kept with its days; a 1 kWh hour on 13 March, inside
 // the four-day reading, makes it 4 kW (demand 12): the days from 12 March are measured
 // again from the readings that reach them, the four-day reading of two days before
 // included, the days before keep their peaks. An hour of 1 April, in March's reach (its
@@ -19,6 +21,15 @@ import (
 func TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact(t *testing.T) {
 	f, loc, reads := newDemandHome(t, nil)
 	end := "2024-03-31T23:00:00Z"
+	f.checkMarchBill(loc, end, "1–5 March", 30, 3)
+	if err := f.api.App.Pricer.WaitBucketWrites(context.Background(), f.scope); err != nil {
+		t.Fatal(err)
+	}
+	var kept uint64
+	if err := f.api.App.DB.QueryRow(context.Background(), chstore.Tool(`SELECT count() FROM demand_days WHERE location_id = ?`),
+		loc).Scan(&kept); err != nil || kept != 0 {
+		t.Fatalf("the month's first measurement kept %d versions of its days (%v), want none", kept, err)
+	}
 	long := time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)
 	f.must(f.do("PUT", "/meters/interval", []any{map[string]any{"location_id": loc, "start_time": long.Format(time.RFC3339),
 		"end_time": long.Add(96 * time.Hour).Format(time.RFC3339), "value": 288000, "units": "WH"}}))

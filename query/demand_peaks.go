@@ -81,11 +81,13 @@ type keptPeak struct {
 	version uint64
 }
 
-// peakMonth is a demand month of a location with the fingerprint now of its reach.
+// peakMonth is a demand month of a location with the fingerprint now of its reach, and
+// whether demand_peaks keeps a version of it (kept: under another fingerprint when stale).
 type peakMonth struct {
-	loc string
-	m   *charges.TariffMonth
-	now uint64
+	loc  string
+	m    *charges.TariffMonth
+	now  uint64
+	kept bool
 }
 
 // demandPeaks sets the peaks of every month in need (by location; TariffMonth.Peaks):
@@ -93,7 +95,9 @@ type peakMonth struct {
 // demand_peaks), the others measured from the readings and kept after the answer
 // (keepPeaks; with priced buckets off: all measured, nothing kept). The kept peaks of the locations this Pricer holds none of
 // (a new process's first answer) are read while the fingerprints are, not after them.
-func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth) error {
+// firstDays says whether a month measured for the first time keeps its days (a background
+// pass, whose next pass measures it from its changed days; measureStale).
+func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir string, need map[string][]charges.TariffMonth, firstDays bool) error {
 	if c.buckets == nil {
 		stale := map[string][]*charges.TariffMonth{}
 		for loc, ms := range need {
@@ -133,7 +137,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 				pm.m.Peaks = h.peaks
 			} else if hs != nil {
 				again = append(again, pm) // changed since held: another process may have kept it
-			} else if !servedKept(early[loc], pm) {
+			} else if pm.kept = findMonth(early[loc], pm.m) != nil; !servedKept(early[loc], pm) {
 				stale = append(stale, pm)
 			} else {
 				got = append(got, pm)
@@ -144,7 +148,7 @@ func (c *Pricer) demandPeaks(ctx context.Context, scope kwhouse.Scope, dir strin
 	if err != nil {
 		return err
 	}
-	if err := c.measureStale(ctx, scope, dir, base, stale); err != nil {
+	if err := c.measureStale(ctx, scope, dir, base, stale, firstDays); err != nil {
 		return err
 	}
 	c.buckets.peaks.keep(scope, dir, append(got, stale...))
@@ -182,7 +186,7 @@ func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, g
 		return nil, nil, err
 	}
 	for _, pm := range again {
-		if servedKept(kept[pm.loc], pm) {
+		if pm.kept = findMonth(kept[pm.loc], pm.m) != nil; servedKept(kept[pm.loc], pm) {
 			got = append(got, pm)
 		} else {
 			stale = append(stale, pm)
@@ -191,14 +195,25 @@ func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, g
 	return got, stale, nil
 }
 
-// measureStale measures the peaks of the stale months, each from its first day whose
-// readings may have changed (dayPlans), and keeps them under their fingerprints now,
-// after the answer (keepPeaks).
-func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, base []any, stale []peakMonth) error {
+// measureStale measures the peaks of the stale months and keeps them under their
+// fingerprints now, after the answer (keepPeaks). A month demand_peaks keeps a version of is
+// measured from its first day whose readings may have changed (dayPlans). One it keeps
+// none of (its first measurement: a new location's, a backfilled history's) is measured
+// whole; unless firstDays, reading neither kept days nor its dates' change counts, so its
+// peaks are kept without its days (its next measurement keeps them): an answer with a
+// backfilled location's year so reads its readings right after their fingerprints, not
+// after a third statement.
+func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, base []any, stale []peakMonth, firstDays bool) error {
 	if len(stale) == 0 {
 		return nil
 	}
-	plans, err := c.dayPlans(ctx, base, stale)
+	var kept []peakMonth
+	for _, pm := range stale {
+		if pm.kept || firstDays {
+			kept = append(kept, pm)
+		}
+	}
+	plans, err := c.dayPlans(ctx, base, kept)
 	if err != nil {
 		return err
 	}
@@ -397,12 +412,12 @@ func (c *Pricer) measurePeaks(ctx context.Context, scope kwhouse.Scope, dir stri
 			if err != nil {
 				return err
 			}
-			for _, id := range ch.ids {
+			for i, id := range ch.ids {
 				for _, m := range need[id] {
 					if plans[m].measuresNone() {
 						continue
 					}
-					got := measureDays(m, plans[m], readings[id])
+					got := measureDays(m, plans[m], charges.MonthReadings(readings[i], m.Month))
 					mu.Lock()
 					out[m] = got
 					mu.Unlock()
@@ -551,5 +566,5 @@ func (c *Pricer) keepFleetPeaks(ctx context.Context, scope kwhouse.Scope, dir st
 			need[id] = slices.Clone(ms) // their peaks are set here
 		}
 	}
-	return c.demandPeaks(ctx, scope, dir, need)
+	return c.demandPeaks(ctx, scope, dir, need, true)
 }

@@ -18,7 +18,8 @@ import (
 // TestBucketPricerKeepsDemandPeaks: a background pass on 6 March 2024 measures and keeps
 // the demand peaks of March for a London home with a capacity charge (3 GBP/kW), so its
 // bill reads no readings for demand: 1 kWh every hour of 1–5 March is 1 kW in every
-// quarter hour, a demand charge of 3.
+// quarter hour, a demand charge of 3. The pass keeps the days of the month it measured
+// first too (an answer would not), so its next pass measures from the changed days.
 func TestBucketPricerKeepsDemandPeaks(t *testing.T) {
 	f, loc, reads := newDemandHome(t, func() time.Time { return time.Date(2024, 3, 6, 12, 0, 0, 0, time.UTC) })
 	measured := &reads.measured
@@ -30,6 +31,15 @@ func TestBucketPricerKeepsDemandPeaks(t *testing.T) {
 	}
 	if measured.Load() == 0 {
 		t.Fatal("a background pass measured no demand peaks")
+	}
+	if err := api.App.Pricer.WaitBucketWrites(context.Background(), f.scope); err != nil {
+		t.Fatal(err)
+	}
+	var days, counts uint64
+	err := api.App.DB.QueryRow(context.Background(), chstore.Tool(`SELECT argMax(length(day_peaks), version),
+		argMax(length(reach_counts), version) FROM demand_days WHERE location_id = ?`), loc).Scan(&days, &counts)
+	if err != nil || days != 31 || counts == 0 {
+		t.Fatalf("the pass kept March with %d day peaks and %d reach counts (%v), want 31 and some", days, counts, err)
 	}
 	before := measured.Load()
 	r := f.do("POST", "/costs/interval/"+loc+"?aggregation=MONTH&include_charges=true",

@@ -176,7 +176,7 @@ func (c *Pricer) billInputs(ctx context.Context, scope kwhouse.Scope, req FleetR
 			return err
 		}
 		in.owed = o
-		return c.demandPeaks(peaksCtx, scope, req.Direction, need)
+		return c.demandPeaks(peaksCtx, scope, req.Direction, need, false)
 	})
 	return in, g.Wait()
 }

@@ -52,10 +52,7 @@ func locationShapes(ctx context.Context, a *app.App, base string, fx *fixture, o
 		}
 		report(s.name, lat, "")
 	}
-	if o.selected("one year, MONTH, include_charges, backfilled") {
-		return backfillShape(ctx, a, base, fx, o.requests)
-	}
-	return nil
+	return backfillShapes(ctx, a, base, fx, o)
 }
 
 func measure(base string, fx *fixture, locs []string, query string, window [2]string, n int) ([]time.Duration, error) {

@@ -20,7 +20,7 @@ import (
 // costs.pricer_days days). A location whose readings arrived as they were measured had
 // each month's demand peaks measured and kept by the pass after its last reading
 // (docs/costs.md, "Background pricer"), so a dashboard's first answer with charges finds
-// them kept. keepHistoryPeaks leaves the fixture so; backfillShape times the other case.
+// them kept. keepHistoryPeaks leaves the fixture so; backfillShapes time the other case.
 
 // historyPricerDays is a pass's window over the fixture's whole year (the most
 // costs.pricer_days allows).
@@ -51,24 +51,61 @@ func keepHistoryPeaks(ctx context.Context, a *app.App, fx *fixture) error {
 	return nil
 }
 
-// backfillShape times one time-of-use location's first year by MONTH with charges whose
+// backfillShapes time one time-of-use location's first year by MONTH with charges whose
 // history was backfilled: no pass kept its peaks, so the answer measures all 12 months
-// from the readings. Before each request a location this process has not asked about has
-// its kept peaks made stale (a later version under a fingerprint that is not the current
-// one), which the answer reads as it would find no kept peaks, and measures. Its buckets
-// stay priced: against the same answer without charges, the ratio counts the measuring
-// alone (a real backfill's first answer prices its buckets too).
-func backfillShape(ctx context.Context, a *app.App, base string, fx *fixture, n int) error {
-	const name = "one year, MONTH, include_charges, backfilled (peaks measured), " + kindTOU
-	locs := unasked(fx.ofKind(kindTOU), n)
-	if len(locs) < n+5 {
-		return fmt.Errorf("%s: %d locations not asked by the other shapes, want %d", name, len(locs), n+5)
+// from the readings. Each request asks a location this process has not asked about. The
+// interval answer prices its year from the readings with or without charges, so against
+// the same answer without charges the ratio counts the measuring alone; a fleet answer
+// after a real backfill prices its stale buckets too, which costs with and without charges
+// alike ("Priced buckets" in docs/costs.md).
+//   - "backfilled (peaks measured)", the adversarial case: the location's kept peaks are
+//     made stale before the request (a later version under a fingerprint that is not the
+//     current one, with days that cannot be served), so the answer reads its kept days and
+//     its dates' change counts before it measures, as a month re-sent whole does.
+//   - "backfilled, no peaks kept": the location's kept peaks and days are deleted first, as
+//     for a location whose history was imported before any answer or pass measured it: its
+//     months are measured right after their fingerprints are read.
+func backfillShapes(ctx context.Context, a *app.App, base string, fx *fixture, o options) error {
+	stale := "one year, MONTH, include_charges, backfilled (peaks measured), " + kindTOU
+	none := "one year, MONTH, include_charges, backfilled, no peaks kept, " + kindTOU
+	if !o.selected(stale) && !o.selected(none) {
+		return nil
 	}
+	n := o.requests
+	locs := unasked(fx.ofKind(kindTOU), n)
+	if len(locs) < 2*(n+5) {
+		return fmt.Errorf("backfilled: %d locations not asked by the other shapes, want %d", len(locs), 2*(n+5))
+	}
+	if o.selected(stale) {
+		err := backfillShape(stale, base, fx, locs[:n+5], func(loc string) error { return stalePeaks(ctx, a, fx, loc) })
+		if err != nil {
+			return err
+		}
+	}
+	if !o.selected(none) {
+		return nil
+	}
+	if err := dropPeaks(ctx, a, fx, locs[n+5:2*(n+5)]); err != nil {
+		return fmt.Errorf("%s: %w", none, err)
+	}
+	if err := backfillShape(none, base, fx, locs[n+5:2*(n+5)], nil); err != nil {
+		return err
+	}
+	// The answers keep the peaks they measured after they are sent: waited for, so the
+	// next run finds the fixture's year kept (keepHistoryPeaks).
+	return a.Pricer.WaitBucketWrites(ctx, fx.scope)
+}
+
+// backfillShape asks each location of locs (the first 5 warm caches) its year by MONTH with
+// charges, before each request calling before (nil: nothing) with the location.
+func backfillShape(name, base string, fx *fixture, locs []string, before func(loc string) error) error {
 	year := [2]string{"2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"}
-	lat := make([]time.Duration, 0, n)
-	for i, loc := range locs[:n+5] {
-		if err := stalePeaks(ctx, a, fx, loc); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+	lat := make([]time.Duration, 0, len(locs))
+	for i, loc := range locs {
+		if before != nil {
+			if err := before(loc); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 		}
 		t0 := time.Now()
 		if err := askInterval(base, fx, loc, "?aggregation=MONTH&include_charges=true", year); err != nil {
@@ -135,4 +172,31 @@ func askInterval(base string, fx *fixture, loc, query string, window [2]string) 
 		return fmt.Errorf("status %d, charges %v (%v)", res.StatusCode, out.Charges, err)
 	}
 	return nil
+}
+
+// dropPeaks deletes the kept peaks and days of locs (one mutation of each table, on each
+// shard on a cluster) and waits until the mutations are done.
+func dropPeaks(ctx context.Context, a *app.App, fx *fixture, locs []string) error {
+	for _, table := range []string{"demand_peaks", "demand_days"} {
+		if a.DB.Cluster != "" {
+			table += "_local"
+		}
+		err := a.DB.MutateShards(ctx, chstore.Tool(`ALTER TABLE `+table+` DELETE
+			WHERE account_id = @account AND live_mode = 0 AND location_id IN @locs`),
+			chstore.Named("account", fx.scope.AccountID), chstore.Named("locs", chstore.Set(locs)))
+		if err != nil {
+			return fmt.Errorf("delete the kept %s of %d locations: %w", table, len(locs), err)
+		}
+	}
+	for t0 := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		var left uint64
+		err := a.DB.QueryRow(ctx, chstore.Tool(`SELECT count() FROM system.mutations
+			WHERE database = currentDatabase() AND table LIKE 'demand_%' AND is_done = 0`)).Scan(&left)
+		if err != nil || left == 0 {
+			return err
+		}
+		if time.Since(t0) > time.Minute {
+			return fmt.Errorf("%d mutations of demand_peaks and demand_days not done after a minute", left)
+		}
+	}
 }
