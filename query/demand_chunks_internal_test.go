@@ -1,10 +1,8 @@
 package query
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand"
-	"slices"
 	"testing"
 	"time"
 
@@ -94,24 +92,5 @@ func BenchmarkByLocationYear(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		copy(rows, base)
 		byLocation(rows, make([][]charges.Reading, 1))
-	}
-}
-
-// Rows of many locations, starts anywhere in UInt32, sort as by their keys.
-func TestSortByKeyOrdersRandomRows(t *testing.T) {
-	rng := rand.New(rand.NewSource(44))
-	for _, n := range []int{0, 1, 2, 100, 5000} {
-		rows := make([]demandRow, n)
-		for i := range rows {
-			rows[i] = demandRow{key: uint64(1+rng.Intn(1200))<<32 | uint64(rng.Uint32()), wh: float64(i)}
-		}
-		want := slices.Clone(rows)
-		slices.SortStableFunc(want, func(a, b demandRow) int { return cmp.Compare(a.key, b.key) })
-		got := sortByKey(rows)
-		for i := range want {
-			if got[i].key != want[i].key {
-				t.Fatalf("%d rows: row %d has key %x, want %x", n, i, got[i].key, want[i].key)
-			}
-		}
 	}
 }
