@@ -2,6 +2,7 @@ package charges
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
@@ -89,11 +90,14 @@ func DayPeaks(t *Tariff, m Bucket, readings []Reading, first int) [][]float64 {
 	lo, hi := maxTime(days[first], maxTime(m.Start, t.From)), minTime(m.End, t.To)
 	// Compared as nanoseconds: a year's readings are scanned once for each of its months.
 	from, to := m.Start.Add(-DemandLookback).UnixNano(), m.End.UnixNano()
-	in := readings // those starting in [from, to): all of them when given a month's (MonthReadings)
-	for i, r := range readings {
-		if s := r.Start.UnixNano(); s < from || s >= to {
-			in = inRange(readings[i:], from, to, append(make([]Reading, 0, len(readings)/8+i), readings[:i]...))
-			break
+	outside := func(r Reading) bool { s := r.Start.UnixNano(); return s < from || s >= to }
+	in := readings // a month's own (MonthReadings) as they are, others filtered
+	if slices.ContainsFunc(readings, outside) {
+		in = make([]Reading, 0, len(readings)/8) // a year's readings give each month about a twelfth
+		for _, r := range readings {
+			if !outside(r) {
+				in = append(in, r)
+			}
 		}
 	}
 	from0 := days[first].Unix()
@@ -117,16 +121,6 @@ func DayPeaks(t *Tariff, m Bucket, readings []Reading, first int) [][]float64 {
 		}
 	}
 	return out
-}
-
-// inRange appends to dst the readings starting in [from, to) (Unix nanoseconds).
-func inRange(readings []Reading, from, to int64, dst []Reading) []Reading {
-	for _, r := range readings {
-		if s := r.Start.UnixNano(); s >= from && s < to {
-			dst = append(dst, r)
-		}
-	}
-	return dst
 }
 
 // IntervalEnergy sums the readings into intervals of length step aligned to the local

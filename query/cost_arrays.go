@@ -112,8 +112,7 @@ func buildArrays(segs []segment, t0, t1 int64) costArrays {
 func filled(ca componentArrays, segs []segment, t0, t1 int64) componentArrays {
 	ca.OneConf = true
 	add := func(s int64, price, conf float64, covers uint8) {
-		ca.start, ca.price = append(ca.start, uint32(s)), append(ca.price, price)
-		ca.conf, ca.covers = append(ca.conf, conf), append(ca.covers, covers)
+		ca.push(uint32(s), price, 0, 0, covers, conf) // running sums set below
 	}
 	at := t0
 	for _, s := range segs {
@@ -132,8 +131,8 @@ func filled(ca componentArrays, segs []segment, t0, t1 int64) componentArrays {
 	money, covered := 0., int64(0)
 	for i, s := range ca.start {
 		from := int64(s) - t0
-		ca.base = append(ca.base, money-ca.price[i]*float64(from))
-		ca.covBase = append(ca.covBase, covered-int64(ca.covers[i])*from)
+		ca.base[i] = money - ca.price[i]*float64(from)
+		ca.covBase[i] = covered - int64(ca.covers[i])*from
 		end := t1
 		if i+1 < len(ca.start) {
 			end = int64(ca.start[i+1])
@@ -143,6 +142,12 @@ func filled(ca componentArrays, segs []segment, t0, t1 int64) componentArrays {
 	}
 	ca.conf1 = segs[0].conf
 	return ca
+}
+
+// push appends one segment to every per-segment array.
+func (ca *componentArrays) push(start uint32, price, base float64, covBase int64, covers uint8, conf float64) {
+	ca.start, ca.price, ca.base = append(ca.start, start), append(ca.price, price), append(ca.base, base)
+	ca.covBase, ca.covers, ca.conf = append(ca.covBase, covBase), append(ca.covers, covers), append(ca.conf, conf)
 }
 
 // bucketIndex returns, for each of n buckets from t0, the 1-based number of the segment

@@ -98,8 +98,8 @@ func concatComponent(ts []costArrays, k int, nb int64) componentArrays {
 		ca := t.comps[k]
 		if !ca.Present {
 			out.Gapless = false
-			ca = componentArrays{start: []uint32{uint32(t.t0)}, price: []float64{0}, base: []float64{0},
-				covBase: []int64{0}, covers: []uint8{0}, conf: []float64{1}, first: make([]uint32, nb)}
+			ca = componentArrays{first: make([]uint32, nb)}
+			ca.push(uint32(t.t0), 0, 0, 0, 0, 1) // one gap: priced 0, covering nothing
 			for j := range ca.first {
 				ca.first[j] = 1
 			}
@@ -111,8 +111,7 @@ func concatComponent(ts []costArrays, k int, nb int64) componentArrays {
 			out.first = append(out.first, ca.first[j]+shift)
 		}
 		for range steps {
-			out.start, out.price, out.base = append(out.start, math.MaxUint32), append(out.price, 0), append(out.base, 0)
-			out.covBase, out.covers, out.conf = append(out.covBase, 0), append(out.covers, 0), append(out.conf, 1)
+			out.push(math.MaxUint32, 0, 0, 0, 0, 1)
 		}
 	}
 	out.conf1 = conf1
