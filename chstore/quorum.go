@@ -18,6 +18,8 @@ import (
 var ShardingKeys = map[string]string{"meter_records": "cityHash64(location_id)",
 	// The tables migration 0008 copies meter_records through, sharded as it is.
 	"meter_records_by_day": "cityHash64(location_id)", "meter_records_by_month": "cityHash64(location_id)",
+	// The tables migration 0024 copies meter_records through, sharded as it is.
+	"meter_records_1k": "cityHash64(location_id)", "meter_records_8k": "cityHash64(location_id)",
 	// Priced buckets and their change records live with their location's readings
 	// (docs/costs.md, "Priced buckets").
 	"reading_changes": "cityHash64(location_id)", "price_changes": "cityHash64(location_id)",

@@ -20,7 +20,7 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql views.sql
 var files embed.FS
 
 // Migration is one numbered DDL file.
@@ -105,8 +105,15 @@ func render(path, stmt string, form Form) (string, error) {
 		"day_weight":   chstore.DayWeight,
 		"reach_months": chstore.ReachMonths,
 	}
-	t, err := template.New(path).Funcs(funcs).Parse(stmt)
+	views, err := files.ReadFile("views.sql")
 	if err != nil {
+		return "", fmt.Errorf("read views.sql: %w", err)
+	}
+	t, err := template.New(path).Funcs(funcs).Parse(string(views))
+	if err != nil {
+		return "", fmt.Errorf("parse views.sql: %w", err)
+	}
+	if t, err = t.Parse(stmt); err != nil {
 		return "", fmt.Errorf("parse migration %s: %w", path, err)
 	}
 	var buf bytes.Buffer

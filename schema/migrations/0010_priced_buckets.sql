@@ -31,11 +31,7 @@ ORDER BY (account_id, live_mode, location_id, device_id, direction, day);
 -- the counts before it prices (a bucket is then stale, never wrong). On a cluster the view
 -- sits on each shard's local table and writes that shard's counts (a replica fetching a
 -- part runs no view: each row is counted once).
-CREATE MATERIALIZED VIEW IF NOT EXISTS reading_changes_mv {{.OnCluster}} TO {{qualified (table "reading_changes")}}
-AS SELECT account_id, live_mode, location_id, device_id, direction, toDate(start_time) AS day, toUInt64(count()) AS n,
-    max(version) AS last_version
-FROM {{qualified (table "meter_records")}}
-GROUP BY account_id, live_mode, location_id, device_id, direction, day;
+{{template "reading_changes_mv" .}};
 
 -- The rows stored before the view existed (a row inserted meanwhile may count twice: a
 -- count only has to change when the rows do).

@@ -30,12 +30,7 @@ ORDER BY (account_id, live_mode, location_id, device_id, direction, month);
 
 -- Every writer of meter_records inserts through the table, so this view counts every row
 -- written, as reading_changes_mv does (on a cluster on each shard's local table).
-CREATE MATERIALIZED VIEW IF NOT EXISTS reading_changes_by_month_mv {{.OnCluster}} TO {{qualified (table "reading_changes_by_month")}}
-AS SELECT account_id, live_mode, location_id, device_id, direction,
-    arrayJoin({{reach_months "toDate(start_time)"}}) AS month,
-    toUInt64(count()) AS n, sum({{day_weight "toDate(start_time)"}}) AS print, max(version) AS last_version
-FROM {{qualified (table "meter_records")}}
-GROUP BY account_id, live_mode, location_id, device_id, direction, month;
+{{template "reading_changes_by_month_mv" .}};
 
 -- The counts stored before the view existed, from reading_changes (a row inserted
 -- meanwhile may count twice: its months then never match the counts a month was priced
