@@ -48,15 +48,17 @@ DROP TABLE IF EXISTS meter_records_1k {{.OnCluster}};
 
 -- The rows that reached the new table before its views were back (those the old table
 -- lacks), counted now; then the rows that reached the old table after the copy (those
--- the new one lacks). The last 15 minutes before the swap are compared, row by row.
+-- the new one lacks). The rows of the last 15 minutes before the swap are compared by a
+-- hash of each (8 bytes a row: on 18.16, with a bulk load of 17.5 M rows just before,
+-- each statement took 0.57 GB and 4 s so, 6.3 GB and 50 s comparing the rows whole).
 INSERT INTO meter_records SELECT * FROM meter_records
 WHERE version + 900000000000 > (SELECT max(version) FROM meter_records_8k)
-    AND ({{template "record_key"}}) {{if .OnCluster}}GLOBAL {{end}}NOT IN (SELECT {{template "record_key"}} FROM meter_records_8k
+    AND cityHash64({{template "record_key"}}) {{if .OnCluster}}GLOBAL {{end}}NOT IN (SELECT cityHash64({{template "record_key"}}) FROM meter_records_8k
         WHERE version + 900000000000 > (SELECT max(version) FROM meter_records_8k));
 
 INSERT INTO meter_records SELECT * FROM meter_records_8k
 WHERE version + 900000000000 > (SELECT max(version) FROM meter_records_8k)
-    AND ({{template "record_key"}}) {{if .OnCluster}}GLOBAL {{end}}NOT IN (SELECT {{template "record_key"}} FROM meter_records
+    AND cityHash64({{template "record_key"}}) {{if .OnCluster}}GLOBAL {{end}}NOT IN (SELECT cityHash64({{template "record_key"}}) FROM meter_records
         WHERE version + 900000000000 > (SELECT max(version) FROM meter_records_8k));
 
 -- The old table's Distributed table on a cluster, then the old table.
