@@ -20,8 +20,13 @@ import (
 	"github.com/kwhouse/kwhouse/chstore"
 )
 
-//go:embed migrations/*.sql views.sql
+//go:embed migrations/*.sql
 var files embed.FS
+
+// viewsSQL defines the templates every migration may use (the views on meter_records).
+//
+//go:embed views.sql
+var viewsSQL string
 
 // Migration is one numbered DDL file.
 type Migration struct {
@@ -105,11 +110,7 @@ func render(path, stmt string, form Form) (string, error) {
 		"day_weight":   chstore.DayWeight,
 		"reach_months": chstore.ReachMonths,
 	}
-	views, err := files.ReadFile("views.sql")
-	if err != nil {
-		return "", fmt.Errorf("read views.sql: %w", err)
-	}
-	t, err := template.New(path).Funcs(funcs).Parse(string(views))
+	t, err := template.New(path).Funcs(funcs).Parse(viewsSQL)
 	if err != nil {
 		return "", fmt.Errorf("parse views.sql: %w", err)
 	}
