@@ -16,6 +16,11 @@ import (
 // 18.16 (both replicas of a shard waiting on each other with ON CLUSTER, and a replica's
 // drop of the range waiting without it), leaving the shard's buckets locked.
 func emptyBuckets(ctx context.Context, a *app.App, fx *fixture) error {
+	// The previous answer's write-back lands first: after the TRUNCATE it would keep its
+	// buckets (stale ones), and the timed answer would wait for it (Fleet).
+	if err := a.Pricer.WaitBucketWrites(ctx, fx.scope); err != nil {
+		return err
+	}
 	if a.Config.ClickHouse.Cluster == "" {
 		if err := a.DB.Exec(ctx, chstore.Tool("TRUNCATE TABLE priced_months")); err != nil {
 			return err
