@@ -136,6 +136,9 @@ type Pricer struct {
 	buckets *bucketStore
 	// maxRawItems bounds the records of an unaggregated interval answer (SetMaxRawItems).
 	maxRawItems int
+	// wholeStale is the most stale demand months an answer measures whole
+	// (wholeStaleMonths; tests set 0 to measure every kept one from its changed days).
+	wholeStale int
 	// answers is the shared fleet answer cache (answer_cache.go; nil: off).
 	answers *answerCache
 }
@@ -145,7 +148,7 @@ func NewPricer(db *chstore.DB, t *tariffs.Service, c *catalog.Catalog, cs *carbo
 	return &Pricer{db: db, tariffs: t, catalog: c, carbon: cs, now: now, timelines: newTimelineCache(t),
 		costArrays: tariffs.NewEpochMemo[costArrays](t, costArraysCacheSize), finalFrom: fleetFinalFrom,
 		segmentRows: tariffs.NewEpochMemo[segmentCols](t, segmentRowsCacheSize), hints: newDirtyHints(),
-		buckets: &bucketStore{versions: clockVersions{now: time.Now}}, maxRawItems: DefaultMaxRawItems}
+		buckets: &bucketStore{versions: clockVersions{now: time.Now}}, maxRawItems: DefaultMaxRawItems, wholeStale: wholeStaleMonths}
 }
 
 // costRow is one row of an interval, session or instant answer: a reading or a local day.

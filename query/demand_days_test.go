@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/kwhouse/kwhouse/chstore"
+	"github.com/kwhouse/kwhouse/query"
+	"github.com/kwhouse/kwhouse/testkit"
 )
 
 // TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact: a kept month is measured again
@@ -20,6 +22,7 @@ import (
 // fingerprint changes) but after it, measures no day of March again.
 func TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact(t *testing.T) {
 	f, loc, reads := newDemandHome(t, nil)
+	query.MeasureFromChangedDays(f.api.App.Pricer) // a pass's way, through answers
 	end := "2024-03-31T23:00:00Z"
 	f.checkMarchBill(loc, end, "1–5 March", 30, 3)
 	if err := f.api.App.Pricer.WaitBucketWrites(context.Background(), f.scope); err != nil {
@@ -61,4 +64,73 @@ func TestDemandMonthMeasuredAgainFromItsChangedDaysStaysExact(t *testing.T) {
 	if n := reads.measured.Load() - before; n != 0 {
 		t.Errorf("an hour of 1 April, in March's reach but after it, read March's readings %d time(s)", n)
 	}
+}
+
+// TestAnAnswerMeasuresAFewStaleMonthsWholeWithoutTheirDays: an answer with few stale
+// demand months (at most a location's year) reads their readings right after their
+// fingerprints, not first their kept days and dates' change counts, and keeps their peaks
+// without days; the days a pass kept stay as they were, and the next pass measures from
+// them. A pass on 20 March keeps the London home's March with its days (1 kW: demand 3,
+// energy 30); a 4 kWh hour on 13 March (4 kW in each of its quarters: demand 4 × 3 = 12,
+// energy 30 + 4 × 0.25 = 31) is billed at once, from one read of readings and none of
+// kept days; asked again, the bill serves the peaks it kept.
+func TestAnAnswerMeasuresAFewStaleMonthsWholeWithoutTheirDays(t *testing.T) {
+	f, loc, reads := newDemandHome(t, func() time.Time { return time.Date(2024, 3, 20, 12, 0, 0, 0, time.UTC) })
+	ctx := context.Background()
+	end := "2024-03-31T23:00:00Z"
+	pass := func() {
+		t.Helper()
+		if err := query.NewBucketPricer(f.api.App.Pricer, f.api.App.Cache, testkit.Logger(), time.Minute, 35).Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.api.App.Pricer.WaitBucketWrites(ctx, f.scope); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keptDays := func() (versions uint64) {
+		t.Helper()
+		if err := f.api.App.DB.QueryRow(ctx, chstore.Tool(`SELECT uniqExact(version) FROM demand_days
+			WHERE location_id = ? AND toYYYYMM(month_start) = 202403`),
+			loc).Scan(&versions); err != nil {
+			t.Fatal(err)
+		}
+		return versions
+	}
+	pass()
+	if n := keptDays(); n != 1 {
+		t.Fatalf("the pass kept %d versions of March's days, want 1", n)
+	}
+	f.checkMarchBill(loc, end, "as the pass kept it", 30, 3)
+
+	f.readings(loc, time.Date(2024, 3, 13, 12, 0, 0, 0, time.UTC), 1, 4000)
+	measured, days := reads.measured.Load(), reads.days.Load()
+	f.checkMarchBill(loc, end, "after a 4 kWh hour of 13 March", 31, 12)
+	if n, d := reads.measured.Load()-measured, reads.days.Load()-days; n != 1 || d != 0 {
+		t.Errorf("the bill read readings %d time(s) and kept days or date counts %d time(s), want 1 and 0", n, d)
+	}
+	if err := f.api.App.Pricer.WaitBucketWrites(ctx, f.scope); err != nil {
+		t.Fatal(err)
+	}
+	if n := keptDays(); n != 1 {
+		t.Errorf("after the answer, %d versions of March's days are kept, want the pass's alone", n)
+	}
+	measured = reads.measured.Load()
+	f.checkMarchBill(loc, end, "asked again", 31, 12)
+	if n := reads.measured.Load() - measured; n != 0 {
+		t.Errorf("asked again, the bill read readings %d time(s), want 0 (the peaks it kept)", n)
+	}
+
+	// The next pass finds the answer's peaks kept under the fingerprint now: nothing to
+	// measure; after another hour (3 kWh, lower than the peak) it measures March from 13
+	// March's changed days and keeps them.
+	f.readings(loc, time.Date(2024, 3, 14, 12, 0, 0, 0, time.UTC), 1, 3000)
+	days = reads.days.Load()
+	pass()
+	if d := reads.days.Load() - days; d == 0 {
+		t.Error("the pass measured March without reading its kept days and date counts")
+	}
+	if n := keptDays(); n != 2 {
+		t.Errorf("after the second pass, %d versions of March's days are kept, want 2", n)
+	}
+	f.checkMarchBill(loc, end, "after a 3 kWh hour of 14 March", 31.75, 12)
 }

@@ -202,14 +202,15 @@ func (c *Pricer) keptAgain(ctx context.Context, base []any, again []peakMonth, g
 // whole; unless firstDays, reading neither kept days nor its dates' change counts, so its
 // peaks are kept without its days (its next measurement keeps them): an answer with a
 // backfilled location's year so reads its readings right after their fingerprints, not
-// after a third statement.
+// after a third statement. An answer with at most c.wholeStale stale months (a
+// location's year, a small group's current month) measures them whole that way too.
 func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir string, base []any, stale []peakMonth, firstDays bool) error {
 	if len(stale) == 0 {
 		return nil
 	}
 	var kept []peakMonth
 	for _, pm := range stale {
-		if pm.kept || firstDays {
+		if firstDays || (pm.kept && len(stale) > c.wholeStale) {
 			kept = append(kept, pm)
 		}
 	}
@@ -228,6 +229,14 @@ func (c *Pricer) measureStale(ctx context.Context, scope kwhouse.Scope, dir stri
 	c.keepPeaks(ctx, scope, dir, stale, got)
 	return nil
 }
+
+// wholeStaleMonths is the most stale demand months an answer measures whole rather than
+// from their changed days: on 18.16 reading a location's year of half-hourly readings
+// costs less than the statement before it that reads their kept days and dates' change
+// counts (a time-of-use location's year by MONTH with charges, every month stale: p50
+// 70–71 ms whole against 92–93 ms from the changed days, 40–48 ms without charges;
+// docs/benchmarks.md "Bill charges").
+const wholeStaleMonths = 12
 
 // keptPeaks reads the kept peaks of the months of need of the locations locs from
 // demand_peaks (all their months: those of one answer, read in one range).

@@ -148,9 +148,9 @@ func (f *bucketFleet) checkMarchBill(loc, end, what string, energy, demand float
 }
 
 // demandReads counts the statements that read readings to measure demand peaks
-// (measured), those that read month reach fingerprints (prints) and those that read kept
-// peaks (stored).
-type demandReads struct{ measured, prints, stored atomic.Int64 }
+// (measured), those that read month reach fingerprints (prints), those that read kept
+// peaks (stored), and those that read kept days or their dates' change counts (days).
+type demandReads struct{ measured, prints, stored, days atomic.Int64 }
 
 // startCountingDemandReads starts the API at now, counting demandReads.
 func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API, *demandReads) {
@@ -163,6 +163,8 @@ func startCountingDemandReads(t *testing.T, now func() time.Time) (*apitest.API,
 			reads.prints.Add(1)
 		case "query.demand_stored":
 			reads.stored.Add(1)
+		case "query.demand_days", "query.demand_dates":
+			reads.days.Add(1)
 		}
 	}})
 	return api, reads

@@ -37,6 +37,11 @@ func WithoutHints(c *Pricer) *Pricer {
 	return &d
 }
 
+// MeasureFromChangedDays makes c's answers measure every stale demand month that has kept
+// days from its first changed day, however few they are (a pricer pass's way). Call it
+// before c answers.
+func MeasureFromChangedDays(c *Pricer) { c.wholeStale = 0 }
+
 // WithoutBuckets returns a Pricer like c that prices every fleet bucket afresh.
 func WithoutBuckets(c *Pricer) *Pricer {
 	d := *c
