@@ -13,6 +13,7 @@ import (
 	"github.com/kwhouse/kwhouse"
 	"github.com/kwhouse/kwhouse/chstore"
 	"github.com/kwhouse/kwhouse/ingest"
+	"github.com/kwhouse/kwhouse/query"
 )
 
 // limitRequests is the middleware of every authenticated API route but meter pushes (whose
@@ -35,7 +36,9 @@ func (s *Server) admitQuery(c *gin.Context) {
 		return
 	}
 	defer release()
-	c.Request = c.Request.WithContext(chstore.Background(c.Request.Context()))
+	ctx, sent := query.WithAnswerSending(chstore.Background(c.Request.Context()))
+	defer sent() // the answer is written: its write-backs and cache store start
+	c.Request = c.Request.WithContext(ctx)
 	c.Next()
 }
 
