@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -21,25 +20,24 @@ const afterAnswerWait = time.Second
 type sendingKey struct{}
 
 // WithAnswerSending returns a context for computing an answer whose work after it waits
-// until sent is called (the answer written), and that function. Work started on a context
-// without it (a background pricer's pass) starts at once.
+// until sent is called (the answer written; later calls do nothing), and that function.
+// Work started on a context without it (a background pricer's pass) starts at once.
 func WithAnswerSending(ctx context.Context) (context.Context, func()) {
-	ch := make(chan struct{})
-	var once sync.Once
-	return context.WithValue(ctx, sendingKey{}, ch), func() { once.Do(func() { close(ch) }) }
+	answer, sent := context.WithCancel(context.Background())
+	return context.WithValue(ctx, sendingKey{}, answer.Done()), sent
 }
 
-// waitAnswerSent waits until the answer ctx computes is sent (WithAnswerSending), or
-// afterAnswerWait has passed; at once when ctx computes none.
-func waitAnswerSent(ctx context.Context) {
-	ch, ok := ctx.Value(sendingKey{}).(chan struct{})
-	if !ok {
-		return
+// afterAnswer is the context of work after the answer ctx computes, once it is sent
+// (WithAnswerSending) or afterAnswerWait has passed, at once when ctx computes none: ctx's
+// values without its cancellation, for at most timeout. Call it on the work's goroutine.
+func afterAnswer(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if sent, ok := ctx.Value(sendingKey{}).(<-chan struct{}); ok {
+		t := time.NewTimer(afterAnswerWait)
+		select {
+		case <-sent:
+		case <-t.C:
+		}
+		t.Stop()
 	}
-	t := time.NewTimer(afterAnswerWait)
-	defer t.Stop()
-	select {
-	case <-ch:
-	case <-t.C:
-	}
+	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
 }

@@ -264,8 +264,7 @@ func (a *answerCache) keep(ctx context.Context, key string, e answerEntry, ans *
 	a.stores.Add(1)
 	go func() {
 		defer a.stores.Done()
-		waitAnswerSent(ctx)
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), answerStoreTimeout)
+		sctx, cancel := afterAnswer(ctx, answerStoreTimeout)
 		defer cancel()
 		if again != nil {
 			if tok, err := again(sctx); err != nil || tok != e.tok {

@@ -46,8 +46,8 @@ type writeBacks struct {
 	failed  atomic.Int64
 }
 
-// start runs write in the background once the answer is sent (waitAnswerSent), on a
-// context that outlives the request's.
+// start runs write in the background once the answer is sent, on a context that outlives
+// the request's (afterAnswer).
 func (w *writeBacks) start(ctx context.Context, scope kwhouse.Scope, write func(context.Context) error) {
 	done := make(chan struct{})
 	w.mu.Lock()
@@ -57,8 +57,7 @@ func (w *writeBacks) start(ctx context.Context, scope kwhouse.Scope, write func(
 	w.pending[scope] = append(w.pending[scope], done)
 	w.mu.Unlock()
 	go func() {
-		waitAnswerSent(ctx)
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeBackTimeout)
+		wctx, cancel := afterAnswer(ctx, writeBackTimeout)
 		defer cancel()
 		if err := write(wctx); err != nil {
 			w.failed.Add(1)
