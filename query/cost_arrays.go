@@ -35,11 +35,14 @@ var allComponents = []int{tariffs.CompImportCommodity, tariffs.CompImportNonComm
 type componentArrays struct {
 	N       int
 	Present bool
-	Gapless bool  // no timeline has a gap: a record's covered seconds are its own (no coverage arrays sent)
-	OneConf bool  // every segment has one confidence: confidences are not sent, c is a scalar
-	Steps   []int // 1 … the most segments starting inside one bucket after its first (arrays_find)
-	start   []uint32
-	price   []float64
+	Gapless bool // no timeline has a gap: a record's covered seconds are its own (no coverage arrays sent)
+	OneConf bool // every segment has one confidence: confidences are not sent, c is a scalar
+	// Tariffed: some timeline has tariffs of the component (its tariff bit), so time it
+	// leaves unpriced lowers confidence to 0 (fleet_arrays.sql: pricingShape.Uncovered).
+	Tariffed bool
+	Steps    []int // 1 … the most segments starting inside one bucket after its first (arrays_find)
+	start    []uint32
+	price    []float64
 	// base[i] is the money per kWh of the segments before i, less price[i] × (start[i] - t0):
 	// base[i] + price[i] × (t - t0) is the running sum of price × seconds from t0 to any t
 	// in segment i (the price integral arrays_component takes differences of).
@@ -182,6 +185,11 @@ func (s pricingShape) SegmentConfs() bool {
 	}
 	return false
 }
+
+// LowersConf reports whether the component's one confidence (OneConf) can lower a
+// group's: a reading's confidence is at most 1 (ingest), so a confidence of 1 never does
+// and arrays_confidence takes no sum for it.
+func (ca componentArrays) LowersConf() bool { return ca.conf1 < 1 }
 
 // named binds the arrays.
 func (ca costArrays) named() []any {

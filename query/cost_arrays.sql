@@ -55,11 +55,12 @@ it meets (uncovered time lowers it in the sums: fleet_arrays.sql). */ -}},
 component has one confidence for all its segments, that is the records' least and each
 component's confidence if the group's records meet any of its segments (covered seconds
 are never negative): aggregates of columns read, with no per-record expression (a fleet
-month on 18.16: ~20 ms less CPU of ~330). Else the least of the records' conf. */ -}}
+month on 18.16: ~20 ms less CPU of ~330). A confidence of 1 is left out (LowersConf).
+Else the least of the records' conf. */ -}}
 {{- if .SegmentConfs}}min(conf)
 {{- else}}
-{{- range .Comps}}{{if .Present}}least({{end}}{{end}}min(rc)
-{{- range .Comps}}{{if .Present}}, if(sumIf(cov{{.N}}, tr = {{if eq .N 3}}2{{else}}1{{end}}) > 0, toFloat64(@s{{.N}}_conf1), 1.)){{end}}{{end}}
+{{- range .Comps}}{{if and .Present .LowersConf}}least({{end}}{{end}}min(rc)
+{{- range .Comps}}{{if and .Present .LowersConf}}, if(sumIf(cov{{.N}}, tr = {{if eq .N 3}}2{{else}}1{{end}}) > 0, toFloat64(@s{{.N}}_conf1), 1.)){{end}}{{end}}
 {{- end}}
 {{- end}}
 

@@ -69,7 +69,11 @@ func (c *Pricer) fleetTimelines(ctx context.Context, scope kwhouse.Scope, b flee
 	}
 	out.t0, out.bucket, out.nb = distinct[0].t0, distinct[0].bucket, distinct[0].n
 	for k := range allComponents {
-		out.comps = append(out.comps, concatComponent(distinct, k, out.nb))
+		comp := concatComponent(distinct, k, out.nb)
+		for _, b := range out.bits {
+			comp.Tariffed = comp.Tariffed || b&(1<<(comp.N-1)) != 0
+		}
+		out.comps = append(out.comps, comp)
 	}
 	return out, packed, rest, nil
 }

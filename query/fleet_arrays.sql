@@ -23,7 +23,7 @@ SELECT {{template "fleet_group" .}}, {{template "fleet_key" .}},
     -- group's timeline, not aggregated.
     sum(e) AS energy, sum(m_com) + {{.Summed 2 "sum(m_non)" "0."}} AS money, sum(m_com) AS money_com,
     {{.Summed 2 "sum(m_non)" "0."}} AS money_non,
-    least({{template "arrays_confidence" .}}, {{uncovered "arrayElement(@tl_bits, tl)" "sumIf(re - rs, tr = 1)" (.Summed 1 "sumIf(cov1, tr = 1)" "0") (.Summed 2 "sumIf(cov2, tr = 1)" "0") "sumIf(re - rs, tr = 2)" (.Summed 3 "sumIf(cov3, tr = 2)" "0")}}) AS confidence,
+    least({{template "arrays_confidence" .}}, {{.Uncovered "arrayElement(@tl_bits, tl)"}}) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     {{template "fleet_dirty" .}}
 FROM
@@ -37,7 +37,6 @@ ORDER BY li, gdev, k, kend, ktr
 {{define "fleet_dirty"}}
 {{- /* Whether a group holds two rows of one reading: a reading's versions share start and
 tariff rate, so two rows with one (start, rate) flag it (distinct readings that share both,
-or whose starts are 2^30 s apart, flag it too, which costs a second query, never a wrong sum;
-32-bit keys sort faster than 64-bit ones). */ -}}
+or whose starts are 2^30 s apart, flag it too, which costs a second query, never a wrong sum). */ -}}
 {{- if .Dedup}}toUInt8(0){{else}}{{repeats "toUInt32(rs * 4 + tr)" ""}}{{end}} AS dirty
 {{- end}}

@@ -41,9 +41,9 @@ SELECT li, '' AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt3
     -- group's timeline, not aggregated.
     sum(e) AS energy, sum(m_com) + 0. AS money, sum(m_com) AS money_com,
     0. AS money_non,
-    least(min(conf), if((bitAnd(arrayElement(@tl_bits, tl), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 2) != 0 AND sumIf(re - rs, tr = 1) > 0) OR (bitAnd(arrayElement(@tl_bits, tl), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
+    least(min(conf), if((bitAnd(arrayElement(@tl_bits, tl), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 2) != 0 AND sumIf(re - rs, tr = 1) > 0), 0., 1.)) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
-    toUInt8(has(arrayPopFront(arrayDifference(arraySort(groupArray(toUInt32(rs * 4 + tr))))), 0)) AS dirty
+    toUInt8(count() != uniqExact(toUInt32(rs * 4 + tr))) AS dirty
 FROM
 (
     -- The readings: every stored version, undeduplicated: a reading sent twice

@@ -31,8 +31,8 @@ WITH
         -- more (a fleet month's 900 untiered locations replayed on 18.16, one thread: 487 ms
         -- of CPU against 456, and 353 pricing nothing).
         arrayElement(s2_first, b0) AS i2a, arrayElement(s2_first, b1) AS i2b,
-        arrayElement(s2_cov, i2b) + arrayElement(s2_covers, i2b) * (re - @t0)
-            - arrayElement(s2_cov, i2a) - arrayElement(s2_covers, i2a) * (rs - @t0) AS cov2,
+        -- Every second of every timeline is priced.
+        toInt64(re - rs) AS cov2,
         e / (re - rs) * ((arrayElement(s2_base, i2b) + arrayElement(s2_price, i2b) * (re - @t0)) - (arrayElement(s2_base, i2a) + arrayElement(s2_price, i2a) * (rs - @t0))) / 1000 AS m2,
         -- The least confidence of the segments i2a … i2b (a gap's is 1).
         if(cov2 > 0, least(rc, arrayReduce('min', arraySlice(s2_conf, i2a, i2b - i2a + 1))), 1.) AS c2
@@ -50,16 +50,16 @@ SELECT li, '' AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt3
     -- group's timeline, not aggregated.
     sum(e) AS energy, sum(m_com) + sum(m_non) AS money, sum(m_com) AS money_com,
     sum(m_non) AS money_non,
-    least(min(conf), if((bitAnd(arrayElement(@tl_bits, tl), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 2) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov2, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
+    least(min(conf), if((bitAnd(arrayElement(@tl_bits, tl), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
-    toUInt8(has(arrayPopFront(arrayDifference(arraySort(groupArray(toUInt32(rs * 4 + tr))))), 0)) AS dirty
+    toUInt8(count() != uniqExact(toUInt32(rs * 4 + tr))) AS dirty
 FROM
 (
 -- On a cluster the price arrays join the readings here, after the distributed read:
     -- as columns of that read every shard would send them again with every row.
     SELECT *,
             @s1_price AS s1_price, @s1_base AS s1_base, @s1_first AS s1_first, @s1_cov AS s1_cov, @s1_covers AS s1_covers, @s1_conf AS s1_conf,
-            @s2_price AS s2_price, @s2_base AS s2_base, @s2_first AS s2_first, @s2_cov AS s2_cov, @s2_covers AS s2_covers, @s2_conf AS s2_conf
+            @s2_price AS s2_price, @s2_base AS s2_base, @s2_first AS s2_first, @s2_conf AS s2_conf
     FROM
     (-- The readings: every stored version, undeduplicated: a reading sent twice
     -- and not yet merged is counted twice, which "dirty" reports (a fleet month read 568 ms

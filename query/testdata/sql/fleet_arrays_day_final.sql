@@ -18,11 +18,11 @@ WITH
         -- more (a fleet month's 900 untiered locations replayed on 18.16, one thread: 487 ms
         -- of CPU against 456, and 353 pricing nothing).
         arrayElement(s1_first, b0) AS i1a, arrayElement(s1_first, b1) AS i1b,
-        arrayElement(s1_cov, i1b) + arrayElement(s1_covers, i1b) * (re - @t0)
-            - arrayElement(s1_cov, i1a) - arrayElement(s1_covers, i1a) * (rs - @t0) AS cov1,
+        -- Every second of every timeline is priced.
+        toInt64(re - rs) AS cov1,
         e / (re - rs) * ((arrayElement(s1_base, i1b) + arrayElement(s1_price, i1b) * (re - @t0)) - (arrayElement(s1_base, i1a) + arrayElement(s1_price, i1a) * (rs - @t0))) / 1000 AS m1,
-        -- The least confidence of the segments i1a … i1b (a gap's is 1).
-        if(cov1 > 0, least(rc, arrayReduce('min', arraySlice(s1_conf, i1a, i1b - i1a + 1))), 1.) AS c1
+        -- One confidence for every segment: the least over the segments the record meets.
+        if(cov1 > 0, least(rc, toFloat64(@s1_conf1)), 1.) AS c1
 ,
         -- No segment of component 2: nothing to pay and nothing covered (@tl_bits says
         -- whether the component has tariffs, so whether uncovered time lowers confidence).
@@ -41,7 +41,7 @@ SELECT li, '' AS gdev, toUInt32(toStartOfDay(toDateTime(rs), @tz)) AS k, toUInt3
     -- group's timeline, not aggregated.
     sum(e) AS energy, sum(m_com) + 0. AS money, sum(m_com) AS money_com,
     0. AS money_non,
-    least(min(conf), if((bitAnd(arrayElement(@tl_bits, tl), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 2) != 0 AND sumIf(re - rs, tr = 1) > 0) OR (bitAnd(arrayElement(@tl_bits, tl), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
+    least(min(rc), 1.) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     toUInt8(0) AS dirty
 FROM
@@ -55,7 +55,7 @@ FROM
         energy_wh AS e, confidence AS rc,
         -- The arrays enter as columns: 18.16 spells a literal out in the name of every
         -- expression built on it, and those names made analysis slow.
-            @s1_price AS s1_price, @s1_base AS s1_base, @s1_first AS s1_first, @s1_cov AS s1_cov, @s1_covers AS s1_covers, @s1_conf AS s1_conf
+            @s1_price AS s1_price, @s1_base AS s1_base, @s1_first AS s1_first
     FROM meter_records FINAL
     -- The locations first: where they are a few of those in the granules read (a tiered
     -- batch of every tenth location), the other columns are read for their rows only (a

@@ -12,7 +12,7 @@ SELECT li, dev AS gdev, toUInt32(toDateTime(toStartOfMonth(toDateTime(rs), @tz),
     -- When the bucket's last record ends (priced buckets: docs/costs.md).
     max(re) AS reach,
     -- Two rows of one reading (see fleet_dirty in fleet_arrays.sql; rid is the reading's key).
-    toUInt8(has(arrayPopFront(arrayDifference(arraySort(groupArrayIf(rid, comp = 0)))), 0)) AS dirty
+    toUInt8(countIf(comp = 0) != uniqExactIf(rid, comp = 0)) AS dirty
 FROM
 (
 -- Untiered: each record split at every price segment it meets, priced where it lies.

@@ -41,7 +41,7 @@ SELECT li, '' AS gdev, rs AS k, re AS kend, tr AS ktr, any(sess) AS ksess, any(r
     -- group's timeline, not aggregated.
     sum(e) AS energy, sum(m_com) + 0. AS money, sum(m_com) AS money_com,
     0. AS money_non,
-    least(least(min(rc), if(sumIf(cov1, tr = 1) > 0, toFloat64(@s1_conf1), 1.)), if((bitAnd(arrayElement(@tl_bits, tl), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 2) != 0 AND sumIf(re - rs, tr = 1) > 0) OR (bitAnd(arrayElement(@tl_bits, tl), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
+    least(least(min(rc), if(sumIf(cov1, tr = 1) > 0, toFloat64(@s1_conf1), 1.)), 1.) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     toUInt8(0) AS dirty
 FROM
