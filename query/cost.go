@@ -287,8 +287,6 @@ type pricingShape struct {
 // can leave a second unpriced only where some packed timeline has its tariffs and not
 // every timeline prices its every second (Gapless), so the others' sums are not taken.
 func (s pricingShape) Uncovered(act string) string {
-	lengths := map[int]string{1: "sumIf(re - rs, tr = 1)", 2: "sumIf(re - rs, tr = 1)", 3: "sumIf(re - rs, tr = 2)"}
-	conds := map[int]string{1: "tr = 1", 2: "tr = 1", 3: "tr = 2"}
 	var terms []coverage
 	for _, c := range s.Comps {
 		if !c.Tariffed || (c.Present && c.Gapless) {
@@ -296,9 +294,9 @@ func (s pricingShape) Uncovered(act string) string {
 		}
 		covered := "0"
 		if c.Present {
-			covered = fmt.Sprintf("sumIf(cov%d, %s)", c.N, conds[c.N])
+			covered = fmt.Sprintf("sumIf(cov%d, tr = %d)", c.N, c.Rate())
 		}
-		terms = append(terms, coverage{c.N, lengths[c.N], covered})
+		terms = append(terms, coverage{c.N, fmt.Sprintf("sumIf(re - rs, tr = %d)", c.Rate()), covered})
 	}
 	return uncovered(act, terms)
 }

@@ -186,6 +186,15 @@ func (s pricingShape) SegmentConfs() bool {
 	return false
 }
 
+// Rate is the tariff rate (tr) of the records the component prices: 2 (EXPORT) for export
+// commodity, else 1 (IMPORT).
+func (ca componentArrays) Rate() int {
+	if ca.N == tariffs.CompExportCommodity {
+		return 2
+	}
+	return 1
+}
+
 // LowersConf reports whether the component's one confidence (OneConf) can lower a
 // group's: a reading's confidence is at most 1 (ingest), so a confidence of 1 never does
 // and arrays_confidence takes no sum for it.

@@ -60,7 +60,7 @@ Else the least of the records' conf. */ -}}
 {{- if .SegmentConfs}}min(conf)
 {{- else}}
 {{- range .Comps}}{{if and .Present .LowersConf}}least({{end}}{{end}}min(rc)
-{{- range .Comps}}{{if and .Present .LowersConf}}, if(sumIf(cov{{.N}}, tr = {{if eq .N 3}}2{{else}}1{{end}}) > 0, toFloat64(@s{{.N}}_conf1), 1.)){{end}}{{end}}
+{{- range .Comps}}{{if and .Present .LowersConf}}, if(sumIf(cov{{.N}}, tr = {{.Rate}}) > 0, toFloat64(@s{{.N}}_conf1), 1.)){{end}}{{end}}
 {{- end}}
 {{- end}}
 

@@ -68,11 +68,13 @@ func (c *Pricer) fleetTimelines(ctx context.Context, scope kwhouse.Scope, b flee
 		return fleetArrays{}, nil, rest, nil
 	}
 	out.t0, out.bucket, out.nb = distinct[0].t0, distinct[0].bucket, distinct[0].n
+	var bits uint16 // every timeline's tariff bits
+	for _, b := range out.bits {
+		bits |= b
+	}
 	for k := range allComponents {
 		comp := concatComponent(distinct, k, out.nb)
-		for _, b := range out.bits {
-			comp.Tariffed = comp.Tariffed || b&(1<<(comp.N-1)) != 0
-		}
+		comp.Tariffed = bits&(1<<(comp.N-1)) != 0
 		out.comps = append(out.comps, comp)
 	}
 	return out, packed, rest, nil
