@@ -301,13 +301,6 @@ func (s pricingShape) Uncovered(act string) string {
 	return uncovered(act, terms)
 }
 
-// OneLevel reports whether fleet_arrays.sql reads the readings at its pricing level: every
-// version as stored or FINAL's, no request record beside them. Then a cluster's shards
-// price their own readings and send sums; with argMax the readings are a level of their own.
-func (s pricingShape) OneLevel() bool {
-	return s.Dedup != dedupArgMax && !s.Instant && !s.Session
-}
-
 // Summed is sum, the aggregate of component n's per-record column in fleet_arrays.sql,
 // or zero, the constant that column is, when no packed timeline has component n.
 func (s pricingShape) Summed(n int, sum, zero string) string {

@@ -1,23 +1,13 @@
 {{define "fleet_arrays"}}
--- Untiered costs with no JOIN, in one SELECT level, or two where the readings are
--- deduplicated by argMax (a level of their own): 18.16 re-analyses nested subqueries at
--- every level above them, so each level and each JOIN stage cost 10–20 ms there. The
+-- Untiered costs with no JOIN and two SELECT levels: 18.16 re-analyses nested subqueries
+-- at every level above them, so each level and each JOIN stage cost 10–20 ms there. The
 -- batch's distinct price timelines (locations on one product share one; cost_arrays.sql
 -- has the layout of a timeline) arrive as constant arrays, concatenated: timeline tl's
 -- bucket index starts at (tl - 1) × @nb. Each record finds its location's timeline with
 -- its number (fleet_li) and is priced against the few segments it can touch; records are
 -- summed per location, device and bucket. The per-record money is a WITH list, so the sums
--- need no further level.
+-- need no third level.
 WITH
-{{- if .OneLevel}}
-    -- The readings and the price arrays by name, read at this level: on a cluster each
-    -- shard prices its own readings and sends its groups' sums (with the readings in a
-    -- level below, the shards sent every reading and the initiator priced them all).
-    {{template "readings_columns" .}}
-{{- range .Comps}}{{if .Present}},
-        {{- template "arrays_columns" .}}
-{{- end}}{{end}},
-{{- end}}
     {{template "fleet_li"}},
     arrayElement(@tl, li) AS tl,
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
@@ -33,18 +23,13 @@ SELECT {{template "fleet_group" .}}, {{template "fleet_key" .}},
     -- group's timeline, not aggregated.
     sum(e) AS energy, sum(m_com) + {{.Summed 2 "sum(m_non)" "0."}} AS money, sum(m_com) AS money_com,
     {{.Summed 2 "sum(m_non)" "0."}} AS money_non,
-    -- gconf: at one level "confidence" names the readings' column (rc).
-    least({{template "arrays_confidence" .}}, {{.Uncovered "arrayElement(@tl_bits, tl)"}}) AS gconf,
+    least({{template "arrays_confidence" .}}, {{.Uncovered "arrayElement(@tl_bits, tl)"}}) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     {{template "fleet_dirty" .}}
-{{- if .OneLevel}}
-{{- template "readings_source" .}}
-{{- else}}
 FROM
 (
     {{template "readings" .}}
 )
-{{- end}}
 GROUP BY {{template "fleet_group_by" .}}, k, kend, ktr
 ORDER BY li, gdev, k, kend, ktr
 {{end}}

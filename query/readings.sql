@@ -23,34 +23,7 @@ the asked direction unless tiered (tier counters read both). A reading's key is 
 location, device, direction, tariff_rate, start and end; how its versions become one is
 .Dedup. With .Comps (fleet_arrays.sql) the price arrays enter as columns of this level. */ -}}
     -- The readings: {{template "dedup_note" .}}
-    SELECT {{template "readings_columns" .}}
-{{- if not .Cluster}}{{range .Comps}}{{if .Present}},
-        -- The arrays enter as columns: 18.16 spells a literal out in the name of every
-        -- expression built on it, and those names made analysis slow.
-        {{- template "arrays_columns" .}}
-{{- end}}{{end}}{{end}}
-{{- template "readings_source" .}}
-{{- if eq .Dedup "argmax"}}
-    GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
-{{- end}}
-{{- if and .Session (not .Tiered)}}
-    -- One session's readings (tiered, every reading runs the counters: is_out picks them).
-    HAVING sess = @session
-{{- end}}
-{{- if .Instant}}
-    -- The request's record, priced as if stored (@w1 is its start: the stored readings
-    -- before it run its tier counter).
-    UNION ALL
-    SELECT @location AS loc, @device AS dev, @dir AS dir, toUInt8(@i_tr) AS tr, toUInt32(@i_rs) AS rs,
-        toUInt32(@i_re) AS re, toFloat64(@i_e) AS e, toFloat64(@i_rc) AS rc
-{{- if or .Refs .Session}}, @i_sess AS sess, @i_ref AS ref{{end}}
-{{- end}}
-{{- end}}
-
-{{define "readings_columns"}}
-{{- /* A reading's columns by the names every pricing statement uses: a SELECT list, or a
-WITH list where the readings are read at the pricing level itself (fleet_arrays.sql). */ -}}
-location_id AS loc, device_id AS dev, toString(direction) AS dir,
+    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir,
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
 {{- if eq .Dedup "argmax"}}
@@ -64,9 +37,11 @@ location_id AS loc, device_id AS dev, toString(direction) AS dir,
         session_reference_id AS sess, record_reference_id AS ref
 {{- end}}
 {{- end}}
-{{- end}}
-
-{{define "readings_source"}}
+{{- if not .Cluster}}{{range .Comps}}{{if .Present}},
+        -- The arrays enter as columns: 18.16 spells a literal out in the name of every
+        -- expression built on it, and those names made analysis slow.
+        {{- template "arrays_columns" .}}
+{{- end}}{{end}}{{end}}
     FROM meter_records{{if eq .Dedup "final"}} FINAL{{end}}
     -- The locations first: where they are a few of those in the granules read (a tiered
     -- batch of every tenth location), the other columns are read for their rows only (a
@@ -83,6 +58,21 @@ location_id AS loc, device_id AS dev, toString(direction) AS dir,
         AND direction = @dir
 {{- end}}
         AND start_time >= toDateTime(@lookback) AND start_time < toDateTime(@w1)
+{{- if eq .Dedup "argmax"}}
+    GROUP BY location_id, device_id, direction, tariff_rate, start_time, end_time
+{{- end}}
+{{- if and .Session (not .Tiered)}}
+    -- One session's readings (tiered, every reading runs the counters: is_out picks them).
+    HAVING sess = @session
+{{- end}}
+{{- if .Instant}}
+    -- The request's record, priced as if stored (@w1 is its start: the stored readings
+    -- before it run its tier counter).
+    UNION ALL
+    SELECT @location AS loc, @device AS dev, @dir AS dir, toUInt8(@i_tr) AS tr, toUInt32(@i_rs) AS rs,
+        toUInt32(@i_re) AS re, toFloat64(@i_e) AS e, toFloat64(@i_rc) AS rc
+{{- if or .Refs .Session}}, @i_sess AS sess, @i_ref AS ref{{end}}
+{{- end}}
 {{- end}}
 
 {{define "dedup_note"}}

@@ -1,12 +1,11 @@
--- Untiered costs with no JOIN, in one SELECT level, or two where the readings are
--- deduplicated by argMax (a level of their own): 18.16 re-analyses nested subqueries at
--- every level above them, so each level and each JOIN stage cost 10–20 ms there. The
+-- Untiered costs with no JOIN and two SELECT levels: 18.16 re-analyses nested subqueries
+-- at every level above them, so each level and each JOIN stage cost 10–20 ms there. The
 -- batch's distinct price timelines (locations on one product share one; cost_arrays.sql
 -- has the layout of a timeline) arrive as constant arrays, concatenated: timeline tl's
 -- bucket index starts at (tl - 1) × @nb. Each record finds its location's timeline with
 -- its number (fleet_li) and is priced against the few segments it can touch; records are
 -- summed per location, device and bucket. The per-record money is a WITH list, so the sums
--- need no further level.
+-- need no third level.
 WITH
     transform(loc, @act_loc, @act_n, toUInt32(0)) AS li,
     arrayElement(@tl, li) AS tl,
@@ -51,8 +50,7 @@ SELECT li, '' AS gdev, toUInt32(0) AS k, toUInt32(0) AS kend, toUInt8(0) AS ktr,
     -- group's timeline, not aggregated.
     sum(e) AS energy, sum(m_com) + sum(m_non) AS money, sum(m_com) AS money_com,
     sum(m_non) AS money_non,
-    -- gconf: at one level "confidence" names the readings' column (rc).
-    least(min(conf), if((bitAnd(arrayElement(@tl_bits, tl), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 2) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov2, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS gconf,
+    least(min(conf), if((bitAnd(arrayElement(@tl_bits, tl), 1) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov1, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 2) != 0 AND sumIf(re - rs, tr = 1) > sumIf(cov2, tr = 1)) OR (bitAnd(arrayElement(@tl_bits, tl), 4) != 0 AND sumIf(re - rs, tr = 2) > 0), 0., 1.)) AS confidence,
     countIf(tr = 1) AS n_import, countIf(tr = 2) AS n_export, max(re) AS reach,
     toUInt8(0) AS dirty
 FROM
