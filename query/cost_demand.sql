@@ -10,7 +10,7 @@
 -- into local-clock intervals (docs/costs.md, "Bill charges"). A reading's location is its
 -- number (its place in @act_loc): a year of one location's 17,568 readings scanned as ids
 -- made as many strings in Go.
-SELECT {{template "fleet_li"}}, rs, re, e
+SELECT li, rs, re, e
 FROM (
 {{- template "readings" .}}
 )

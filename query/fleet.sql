@@ -65,7 +65,7 @@ the window), and for a reading its end, tariff rate and references. */ -}}
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
-SELECT {{template "fleet_dev" .}}{{template "fleet_li"}}, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
+SELECT {{template "fleet_dev" .}}li, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0{{if .Session}} AND sess = @session{{end}}) AS is_out,
 {{- if .Refs}} sess, ref,{{end}}
     -- Locations on one product are priced by the segments of one of them, numbered (rep:
@@ -83,7 +83,8 @@ WHERE rs >= arrayElement(@lookbacks, li)
 {{end}}
 
 {{define "fleet_li"}}
-{{- /* The location's number: its place in @act_loc, whose parallel arrays say what prices it. */ -}}
+{{- /* The location's number: its place in @act_loc, whose parallel arrays say what prices it
+(readings.sql gives it to every reading). */ -}}
 transform(loc, @act_loc, @act_n, toUInt32(0)) AS li
 {{- end}}
 

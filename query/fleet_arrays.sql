@@ -4,11 +4,10 @@
 -- batch's distinct price timelines (locations on one product share one; cost_arrays.sql
 -- has the layout of a timeline) arrive as constant arrays, concatenated: timeline tl's
 -- bucket index starts at (tl - 1) × @nb. Each record finds its location's timeline with
--- its number (fleet_li) and is priced against the few segments it can touch; records are
+-- its number (li, readings.sql) and is priced against the few segments it can touch; records are
 -- summed per location, device and bucket. The per-record money is a WITH list, so the sums
 -- need no third level.
 WITH
-    {{template "fleet_li"}},
     arrayElement(@tl, li) AS tl,
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
     toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1

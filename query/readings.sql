@@ -21,9 +21,12 @@ reading", docs/costs.md): the query's locations' own readings, its devices' or o
 device's, from @lookback (the tier lookback; the window's start without tiers) to @w1, of
 the asked direction unless tiered (tier counters read both). A reading's key is its
 location, device, direction, tariff_rate, start and end; how its versions become one is
-.Dedup. With .Comps (fleet_arrays.sql) the price arrays enter as columns of this level. */ -}}
+.Dedup. Each reading carries its location's number li (fleet_li) from this level: on a
+cluster the shards compute it and send it in place of the location's id (a cold fleet
+month: 1.39 M ids). With .Comps (fleet_arrays.sql) the price arrays enter as columns of
+this level. */ -}}
     -- The readings: {{template "dedup_note" .}}
-    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir,
+    SELECT location_id AS loc, {{template "fleet_li"}}, device_id AS dev, toString(direction) AS dir,
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
 {{- if eq .Dedup "argmax"}}
@@ -69,7 +72,7 @@ location, device, direction, tariff_rate, start and end; how its versions become
     -- The request's record, priced as if stored (@w1 is its start: the stored readings
     -- before it run its tier counter).
     UNION ALL
-    SELECT @location AS loc, @device AS dev, @dir AS dir, toUInt8(@i_tr) AS tr, toUInt32(@i_rs) AS rs,
+    SELECT @location AS loc, {{template "fleet_li"}}, @device AS dev, @dir AS dir, toUInt8(@i_tr) AS tr, toUInt32(@i_rs) AS rs,
         toUInt32(@i_re) AS re, toFloat64(@i_e) AS e, toFloat64(@i_rc) AS rc
 {{- if or .Refs .Session}}, @i_sess AS sess, @i_ref AS ref{{end}}
 {{- end}}

@@ -5,7 +5,7 @@ FROM
 (
     -- The readings: the latest version of each, by argMax (small batches, one
     -- location: on 18.16 FINAL made one location's month ~8x slower, 105–215 ms against 18 ms).
-    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir,
+    SELECT location_id AS loc, transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, device_id AS dev, toString(direction) AS dir,
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc,

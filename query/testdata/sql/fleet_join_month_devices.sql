@@ -28,7 +28,7 @@ FROM (
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
-SELECT dev, transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
+SELECT dev, li, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0) AS is_out,
     -- Locations on one product are priced by the segments of one of them, numbered (rep:
     -- its place in @rep_locs): the JOIN's hash table holds each product's segments once,
@@ -41,7 +41,7 @@ FROM
     -- The readings: every stored version, undeduplicated: a reading sent twice
     -- and not yet merged is counted twice, which "dirty" reports (a fleet month read 568 ms
     -- with FINAL against 306 ms this way on 18.16). Go prices dirty locations again, deduplicated.
-    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir,
+    SELECT location_id AS loc, transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, device_id AS dev, toString(direction) AS dir,
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
         energy_wh AS e, confidence AS rc

@@ -27,7 +27,7 @@ FROM (
 -- ALL LEFT JOIN keeps each record once as comp 0 even where nothing prices it.
 -- (18.16 analyses a subquery again for every level above it, ~5 ms a level even with no
 -- rows: per-record expressions sit in as few levels as they can.)
-SELECT transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
+SELECT li, cityHash64(dir, tr, rs, re) AS rid, rs, re, e, rc, tr, tr AS ctr,
     toUInt8(dir = @dir AND rs >= @w0) AS is_out, sess, ref,
     -- Locations on one product are priced by the segments of one of them, numbered (rep:
     -- its place in @rep_locs): the JOIN's hash table holds each product's segments once,
@@ -39,7 +39,7 @@ FROM
 (
     -- The readings: the latest version of each, by argMax (small batches, one
     -- location: on 18.16 FINAL made one location's month ~8x slower, 105–215 ms against 18 ms).
-    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir,
+    SELECT location_id AS loc, transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, device_id AS dev, toString(direction) AS dir,
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc,
@@ -62,7 +62,7 @@ FROM
     -- The request's record, priced as if stored (@w1 is its start: the stored readings
     -- before it run its tier counter).
     UNION ALL
-    SELECT @location AS loc, @device AS dev, @dir AS dir, toUInt8(@i_tr) AS tr, toUInt32(@i_rs) AS rs,
+    SELECT @location AS loc, transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, @device AS dev, @dir AS dir, toUInt8(@i_tr) AS tr, toUInt32(@i_rs) AS rs,
         toUInt32(@i_re) AS re, toFloat64(@i_e) AS e, toFloat64(@i_rc) AS rc, @i_sess AS sess, @i_ref AS ref
 )
 -- Each location's own tier lookback: records before it run no counter of its window.

@@ -3,11 +3,10 @@
 -- batch's distinct price timelines (locations on one product share one; cost_arrays.sql
 -- has the layout of a timeline) arrive as constant arrays, concatenated: timeline tl's
 -- bucket index starts at (tl - 1) × @nb. Each record finds its location's timeline with
--- its number (fleet_li) and is priced against the few segments it can touch; records are
+-- its number (li, readings.sql) and is priced against the few segments it can touch; records are
 -- summed per location, device and bucket. The per-record money is a WITH list, so the sums
 -- need no third level.
 WITH
-    transform(loc, @act_loc, @act_n, toUInt32(0)) AS li,
     arrayElement(@tl, li) AS tl,
     toUInt32((tl - 1) * @nb + intDiv(rs - @t0, @bucket) + 1) AS b0,
     toUInt32((tl - 1) * @nb + intDiv(re - 1 - @t0, @bucket) + 1) AS b1,
@@ -48,7 +47,7 @@ FROM
 (
     -- The readings: the latest version of each, by argMax (small batches, one
     -- location: on 18.16 FINAL made one location's month ~8x slower, 105–215 ms against 18 ms).
-    SELECT location_id AS loc, device_id AS dev, toString(direction) AS dir,
+    SELECT location_id AS loc, transform(loc, @act_loc, @act_n, toUInt32(0)) AS li, device_id AS dev, toString(direction) AS dir,
         toUInt8(multiIf(tariff_rate = 'IMPORT', 1, tariff_rate = 'EXPORT', 2, 3)) AS tr,
         toUInt32(start_time) AS rs, toUInt32(end_time) AS re,
         argMax(energy_wh, version) AS e, argMax(confidence, version) AS rc,
