@@ -96,9 +96,8 @@ func (c *Pricer) carbonRecords(ctx context.Context, a costArgs) ([]carbonRecord,
 	}
 	args := append(one.named(), chstore.Named("account", a.scope.AccountID), chstore.Named("live", a.scope.LiveByte()),
 		chstore.Named("locs", chstore.Set([]string{a.location})), chstore.Named("dir", a.direction),
-		chstore.Named("lookback", uint32(a.w0)), chstore.Named("w1", uint32(a.w1)), chstore.Named("tz", a.zone),
-		// Every reading's location number (readings.sql); carbon_records reads none of them.
-		chstore.Named("act_loc", []string{a.location}), chstore.Named("act_n", []uint32{1}))
+		chstore.Named("lookback", uint32(a.w0)), chstore.Named("w1", uint32(a.w1)), chstore.Named("tz", a.zone))
+	args = append(args, numberedLocations([]string{a.location})...)
 	rows, err := c.db.Query(ctx, carbonRecordsStmt.With(buf.String()), args...)
 	if err != nil {
 		return nil, fmt.Errorf("carbon records: %w", err)

@@ -173,14 +173,10 @@ func (c *Pricer) demandReadings(ctx context.Context, scope kwhouse.Scope, locs [
 	if len(locs) == 0 || lo.IsZero() {
 		return out, nil
 	}
-	numbers := make([]uint32, len(locs))
-	for i := range numbers {
-		numbers[i] = uint32(i + 1)
-	}
-	rows, err := c.db.Query(ctx, demandReadingsStmt.With(demandReadingsSQL),
-		chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()), chstore.Named("locs", chstore.Set(locs)),
-		chstore.Named("act_loc", locs), chstore.Named("act_n", numbers),
-		chstore.Named("dir", dir), chstore.Named("lookback", uint32(lo.Unix())), chstore.Named("w1", uint32(hi.Unix())))
+	args := append(numberedLocations(locs), chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
+		chstore.Named("locs", chstore.Set(locs)), chstore.Named("dir", dir),
+		chstore.Named("lookback", uint32(lo.Unix())), chstore.Named("w1", uint32(hi.Unix())))
+	rows, err := c.db.Query(ctx, demandReadingsStmt.With(demandReadingsSQL), args...)
 	if err != nil {
 		return nil, fmt.Errorf("demand readings: %w", err)
 	}

@@ -311,3 +311,14 @@ func (s pricingShape) Summed(n int, sum, zero string) string {
 	}
 	return zero
 }
+
+// numberedLocations binds what gives every reading its location's number li (fleet_li,
+// readings.sql): ids in order, numbered from 1. Every statement that reads the readings
+// binds it, whether or not it reads li.
+func numberedLocations(ids []string) []any {
+	numbers := make([]uint32, len(ids))
+	for i := range numbers {
+		numbers[i] = uint32(i + 1)
+	}
+	return []any{chstore.Named("act_loc", ids), chstore.Named("act_n", numbers)}
+}

@@ -82,12 +82,6 @@ FROM
 WHERE rs >= arrayElement(@lookbacks, li)
 {{end}}
 
-{{define "fleet_li"}}
-{{- /* The location's number: its place in @act_loc, whose parallel arrays say what prices it
-(readings.sql gives it to every reading). */ -}}
-transform(loc, @act_loc, @act_n, toUInt32(0)) AS li
-{{- end}}
-
 {{define "fleet_segments"}}
 -- Price segments of the fleet's products (by representative location) by the UTC hours they cover.
 SELECT toUInt32(indexOf(@rep_locs, loc)) AS rep, comp, ctr, ss, se, tier, hi, price, sconf, arrayJoin({{hours "ss" "se"}}) AS hb

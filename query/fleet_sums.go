@@ -243,15 +243,15 @@ func fleetBatches(locs map[string]catalog.Location, plans map[string]tariffs.Pla
 func (c *Pricer) fleetQuery(ctx context.Context, scope kwhouse.Scope, req FleetRequest, t fleetTask, ids []string,
 	dedup string, plans map[string]tariffs.Plan) ([]fleetSum, error) {
 	b, fa := t.batch, t.fa
-	bits, numbers := make([]uint16, len(b.ids)), make([]uint32, len(b.ids))
+	bits := make([]uint16, len(b.ids))
 	for i, id := range b.ids {
-		bits[i], numbers[i] = plans[id].TariffBits(), uint32(i+1)
+		bits[i] = plans[id].TariffBits()
 	}
 	args := append(req.one.named(), chstore.Named("account", scope.AccountID), chstore.Named("live", scope.LiveByte()),
 		chstore.Named("locs", chstore.Set(ids)), chstore.Named("dir", req.Direction),
 		chstore.Named("w0", uint32(req.Start.Unix())), chstore.Named("w1", uint32(req.End.Unix())),
-		chstore.Named("tz", b.zone), chstore.Named("act_loc", b.ids), chstore.Named("act_bits", bits),
-		chstore.Named("act_n", numbers))
+		chstore.Named("tz", b.zone), chstore.Named("act_bits", bits))
+	args = append(args, numberedLocations(b.ids)...)
 	shape := req.one.shape(pricingShape{Aggregation: req.Aggregation, Devices: req.GroupBy == GroupDevice, Tiered: b.tiered,
 		Dedup: dedup, Cluster: c.db.Cluster != ""})
 	name, stmt := "fleet", fleetStmt
